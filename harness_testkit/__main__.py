@@ -1,0 +1,5 @@
+"""Allow ``python -m harness_testkit``."""
+
+from harness_testkit._cli import main
+
+main()

@@ -1,0 +1,49 @@
+"""The ``harness-testkit`` console script.
+
+Subcommands live next to the code they drive and are imported lazily, so ``--help`` and
+``--version`` stay fast and a missing optional engine (Docker) never breaks unrelated
+commands.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from harness_testkit import __version__
+
+#: Subcommand name -> "module:attribute" of a click command or group.
+_SUBCOMMANDS: dict[str, str] = {
+    "spec": "harness_testkit.spec._cli:spec",
+    "sandbox": "harness_testkit.reference._sandbox_cli:sandbox",
+}
+
+
+class _LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _SUBCOMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, _, attribute = target.partition(":")
+        command: Any = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="harness-testkit")
+def cli() -> None:
+    """Conformance testkit and reference simulator for harness-v1 adapters."""
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    cli(prog_name="harness-testkit")

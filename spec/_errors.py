@@ -1,0 +1,258 @@
+"""The error hierarchy of harness-testkit.
+
+Every exception the kit raises on purpose is one of these::
+
+    Exception
+     +-- HarnessError                          (AI_HarnessError)
+     |    +-- HarnessCapabilityUnsupportedError (AI_HarnessCapabilityUnsupportedError)
+     |    +-- HarnessSandboxAuthenticationError (AI_HarnessSandboxAuthenticationError)
+     |    +-- InvalidLifecycleStateError        (serialized as AI_HarnessError)
+     +-- NoSuchToolError                       (AI_NoSuchToolError; also a LookupError)
+     +-- ToolContextValidationError            (AI_TypeValidationError; also a ValueError)
+     +-- HarnessUsageError                     (invalid settings or arguments; a ValueError)
+     +-- HarnessSessionStateError              (session or turn in the wrong state; a RuntimeError)
+     +-- HarnessTurnError                      (a turn broke the stream contract; a RuntimeError)
+     +-- SandboxError                          (sandbox provider or session failures)
+          +-- SandboxPathError                 (path escapes the session root; a ValueError)
+          +-- SandboxTimeoutError              (a command outlived its timeout; a TimeoutError)
+          +-- SandboxAbortedError              (a command was aborted by its caller)
+          +-- SandboxUnavailableError          (the provider cannot run here, e.g. no engine)
+
+The ``name`` attribute of each error is the name a TypeScript peer uses; messages that
+the specification quotes are reproduced exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "HarnessCapabilityUnsupportedError",
+    "HarnessError",
+    "HarnessSandboxAuthenticationError",
+    "HarnessSessionStateError",
+    "HarnessTurnError",
+    "HarnessUsageError",
+    "InvalidLifecycleStateError",
+    "NoSuchToolError",
+    "SandboxAbortedError",
+    "SandboxError",
+    "SandboxPathError",
+    "SandboxTimeoutError",
+    "SandboxUnavailableError",
+    "ToolContextValidationError",
+    "get_harness_error_message",
+]
+
+
+class HarnessError(Exception):
+    """A harness failure the specification names (``AI_HarnessError``).
+
+    Raised for lifecycle-state validation failures and approval-message extraction
+    errors; the base of the capability and sandbox-authentication errors.
+
+    Args:
+        message: A full sentence naming the culprit.
+        cause: The underlying exception, if any (also set as ``__cause__``).
+    """
+
+    name: str = "AI_HarnessError"
+
+    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.cause = cause
+        if cause is not None:
+            self.__cause__ = cause
+
+    @classmethod
+    def is_instance(cls, error: object) -> bool:
+        """Return whether ``error`` is an instance of this class (or a subclass)."""
+        return isinstance(error, cls)
+
+
+class HarnessCapabilityUnsupportedError(HarnessError):
+    """An adapter, agent or sandbox lacks a capability the caller asked for.
+
+    Raised from the method that needs the capability: for example ``do_compact`` on a
+    runtime without manual compaction, ``do_prompt_turn`` with a JSON response format the
+    runtime cannot honour, or the agent constructor when built-in filtering cannot be
+    enforced.
+
+    Args:
+        message: A full sentence naming the capability.
+        harness_id: The harness that lacks it, when known.
+        cause: The underlying exception, if any.
+    """
+
+    name = "AI_HarnessCapabilityUnsupportedError"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        harness_id: str | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.harness_id = harness_id
+
+
+class HarnessSandboxAuthenticationError(HarnessError):
+    """A sandbox provider could not authenticate with its backend.
+
+    Args:
+        message: A full sentence naming what failed.
+        sandbox_provider_id: The provider that failed.
+        cause: The underlying exception, if any.
+    """
+
+    name = "AI_HarnessSandboxAuthenticationError"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        sandbox_provider_id: str,
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.sandbox_provider_id = sandbox_provider_id
+
+
+class InvalidLifecycleStateError(HarnessError):
+    """A lifecycle state (``resume-session`` / ``continue-turn``) failed validation.
+
+    Raised by ``parse_lifecycle_state`` and by the agent when a state crosses its
+    boundary. The message says which field is wrong and why. Serialized as
+    ``AI_HarnessError`` because upstream raises a plain ``HarnessError`` here.
+    """
+
+    name = "AI_HarnessError"
+
+
+class NoSuchToolError(LookupError):
+    """A tool name is not part of the merged tool set.
+
+    Raised by the agent for unknown ``active_tools``/``inactive_tools`` names and used
+    as the ``error`` of invalid tool-call parts for undeclared tools.
+
+    Args:
+        tool_name: The unknown name.
+        available_tools: The names that would have been accepted.
+    """
+
+    name = "AI_NoSuchToolError"
+
+    def __init__(self, tool_name: str, available_tools: Sequence[str] | None = None) -> None:
+        self.tool_name = tool_name
+        self.available_tools = None if available_tools is None else list(available_tools)
+        if self.available_tools is None:
+            message = f"Model tried to call unavailable tool '{tool_name}'. No tools are available."
+        else:
+            message = (
+                f"Model tried to call unavailable tool '{tool_name}'. "
+                f"Available tools: {', '.join(self.available_tools)}."
+            )
+        super().__init__(message)
+        self.message = message
+
+
+class ToolContextValidationError(ValueError):
+    """A host tool's context entry failed its ``context_schema``.
+
+    Stays on the host: the runtime only ever sees the generic payload
+    ``{"error": "Tool context validation failed."}``.
+    """
+
+    name = "AI_TypeValidationError"
+
+    def __init__(self, tool_name: str, detail: str) -> None:
+        self.tool_name = tool_name
+        self.detail = detail
+        self.message = f"Type validation failed for tool context of tool '{tool_name}': {detail}"
+        super().__init__(self.message)
+
+
+class HarnessUsageError(ValueError):
+    """Settings or call arguments are invalid (upstream raises a plain ``Error``).
+
+    The message is the specification's text, for example
+    ``HarnessAgent: pass either `activeTools` or `inactiveTools`, not both.``
+    """
+
+    name = "Error"
+
+
+class HarnessSessionStateError(RuntimeError):
+    """A session or its turn is in a state that does not allow the call.
+
+    For example ``Harness session s1 has ended and cannot be reused.``
+    """
+
+    name = "Error"
+
+
+class HarnessTurnError(RuntimeError):
+    """A turn failed because the adapter broke the stream contract.
+
+    For example the unclosed-step error, or an approval request for an unknown call.
+    """
+
+    name = "Error"
+
+
+class SandboxError(Exception):
+    """A sandbox provider or session operation failed."""
+
+    name = "SandboxError"
+
+
+class SandboxPathError(SandboxError, ValueError):
+    """A path resolves outside the sandbox session's root and was refused."""
+
+    name = "SandboxPathError"
+
+
+class SandboxTimeoutError(SandboxError, TimeoutError):
+    """A sandbox command outlived its timeout and was killed."""
+
+    name = "SandboxTimeoutError"
+
+
+class SandboxAbortedError(SandboxError):
+    """A sandbox command was aborted by its caller and killed."""
+
+    name = "SandboxAbortedError"
+
+
+class SandboxUnavailableError(SandboxError):
+    """The sandbox provider cannot run in this environment (for example no Docker engine)."""
+
+    name = "SandboxUnavailableError"
+
+
+_REVIEWED_NAMES = frozenset(
+    {
+        "AI_HarnessError",
+        "AI_HarnessCapabilityUnsupportedError",
+        "AI_HarnessSandboxAuthenticationError",
+    }
+)
+
+
+def get_harness_error_message(error: object) -> str:
+    """Return a message safe to show an end user.
+
+    Reviewed harness errors keep their message; anything else (including unreviewed
+    ``HarnessError`` subclasses that define their own ``name``) is masked.
+
+    Args:
+        error: Any raised value.
+
+    Returns:
+        The error's message, or ``"An error occurred."``.
+    """
+    if isinstance(error, HarnessError) and error.name in _REVIEWED_NAMES:
+        return error.message
+    return "An error occurred."

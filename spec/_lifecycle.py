@@ -1,0 +1,256 @@
+"""Lifecycle states: ``resume-session`` and ``continue-turn``.
+
+A lifecycle state is the serializable handle with which a session (or its unfinished
+turn) is resumed, possibly in another process. The adapter owns ``data``; the agent owns
+the pending records and the frozen turn settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from ._errors import InvalidLifecycleStateError
+from ._json import WIRE_CONFIG, JSONValue, find_non_json
+from ._skills import Skill
+from ._stream_parts import WireModel
+from ._tools import ToolSpec
+
+__all__ = [
+    "SPECIFICATION_VERSION",
+    "CompletedToolResult",
+    "ContinueTurnState",
+    "LifecycleState",
+    "PendingToolApproval",
+    "PendingToolResult",
+    "ResumeSessionState",
+    "TurnSettings",
+    "parse_lifecycle_state",
+]
+
+#: The only specification version this kit implements.
+SPECIFICATION_VERSION: Literal["harness-v1"] = "harness-v1"
+
+#: Lifecycle states keep only known keys (extra keys are dropped, as upstream does).
+_STATE_CONFIG = ConfigDict(**{**WIRE_CONFIG, "extra": "ignore"})
+
+
+def _require_json(value: Any, field: str) -> Any:
+    problem = find_non_json(value, field)
+    if problem is not None:
+        raise ValueError(f"{problem}; lifecycle states must be plain JSON")
+    return value
+
+
+class CompletedToolResult(WireModel):
+    """A host result computed while the turn was being suspended (submit it on resume)."""
+
+    model_config = _STATE_CONFIG
+
+    output: JSONValue = None
+    is_error: bool | None = None
+    tool_result: dict[str, JSONValue] | None = None
+
+    @field_validator("output")
+    @classmethod
+    def _json_output(cls, value: Any) -> Any:
+        return _require_json(value, "output")
+
+
+class PendingToolApproval(WireModel):
+    """An approval the turn is waiting for (``kind`` builtin: runtime-asked; custom: host)."""
+
+    model_config = _STATE_CONFIG
+
+    approval_id: str
+    tool_call_id: str
+    tool_name: str
+    #: The call's raw JSON input text.
+    input: str
+    kind: Literal["builtin", "custom"]
+    provider_executed: bool | None = None
+    native_name: str | None = None
+
+
+class PendingToolResult(WireModel):
+    """A client-side tool result the turn is waiting for."""
+
+    model_config = _STATE_CONFIG
+
+    tool_call_id: str
+    tool_name: str
+    #: The call's raw JSON input text.
+    input: str
+    provider_options: dict[str, JSONValue] | None = None
+    completed_result: CompletedToolResult | None = None
+
+
+class TurnSettings(WireModel):
+    """The settings frozen when a prompt turn began; its continuations reuse them."""
+
+    model_config = _STATE_CONFIG
+
+    model: str | None = None
+    skills: list[Skill] = Field(default_factory=list)
+    instructions: str | None = None
+    tools: list[ToolSpec] = Field(default_factory=list)
+
+
+class ContinueTurnState(WireModel):
+    """The state of an unfinished turn, produced by ``do_suspend_turn`` / ``suspend_turn``."""
+
+    model_config = _STATE_CONFIG
+
+    type: Literal["continue-turn"] = "continue-turn"
+    harness_id: str
+    specification_version: Literal["harness-v1"] = SPECIFICATION_VERSION
+    data: JSONValue = None
+    pending_tool_approvals: list[PendingToolApproval] | None = None
+    pending_tool_results: list[PendingToolResult] | None = None
+    turn_settings: TurnSettings | None = None
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _json_data(cls, value: Any) -> Any:
+        return _require_json(value, "data")
+
+
+class ResumeSessionState(WireModel):
+    """The state of a session between turns (``continue_from`` nests an unfinished turn)."""
+
+    model_config = _STATE_CONFIG
+
+    type: Literal["resume-session"] = "resume-session"
+    harness_id: str
+    specification_version: Literal["harness-v1"] = SPECIFICATION_VERSION
+    data: JSONValue = None
+    continue_from: ContinueTurnState | None = None
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _json_data(cls, value: Any) -> Any:
+        return _require_json(value, "data")
+
+
+LifecycleState: TypeAlias = Annotated[
+    ResumeSessionState | ContinueTurnState, Field(discriminator="type")
+]
+
+_STATE_TYPES = ("resume-session", "continue-turn")
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {
+    "resume-session": TypeAdapter(ResumeSessionState),
+    "continue-turn": TypeAdapter(ContinueTurnState),
+}
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        location = ".".join(str(piece) for piece in item["loc"]) or "(root)"
+        parts.append(f"{location}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def parse_lifecycle_state(
+    obj: object,
+    *,
+    expected_type: Literal["resume-session", "continue-turn"] | None = None,
+    harness_id: str | None = None,
+    data_validator: Callable[[Any], Any] | None = None,
+) -> ResumeSessionState | ContinueTurnState:
+    """Validate a lifecycle state given as a wire dict (or model), in specification order.
+
+    Checks, in order: the value is an object; ``type`` (against ``expected_type`` when
+    given); ``specificationVersion``; ``harnessId`` (against ``harness_id`` when given);
+    a resume state carries no top-level pending lists; the shape of every field, with
+    ``data`` plain JSON; ``data`` against ``data_validator`` (the adapter's lifecycle
+    state schema), whose return value replaces it; then a nested ``continueFrom``
+    recursively as ``continue-turn``.
+
+    Args:
+        obj: The state, as JSON-ready dict or model.
+        expected_type: The state type the caller needs.
+        harness_id: The harness the caller runs; a state of another harness is refused.
+        data_validator: Parses the adapter-owned ``data`` (raise to reject it).
+
+    Returns:
+        A canonical copy: known keys only, optional keys present only when set.
+
+    Raises:
+        InvalidLifecycleStateError: naming the field that is wrong and why.
+    """
+    if isinstance(obj, WireModel):
+        obj = obj.to_wire()
+    if not isinstance(obj, dict):
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state must be a JSON object with a `type` field; got {type(obj).__name__}."
+        )
+    state_type = obj.get("type")
+    if expected_type is not None and state_type != expected_type:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state has unexpected type '{state_type}'; expected '{expected_type}'."
+        )
+    if state_type not in _STATE_TYPES:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state has unexpected type '{state_type}'; "
+            "expected 'resume-session' or 'continue-turn'."
+        )
+    version = obj.get("specificationVersion")
+    if version != SPECIFICATION_VERSION:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state has unexpected specificationVersion '{version}'; "
+            "expected 'harness-v1'."
+        )
+    state_harness = obj.get("harnessId")
+    if harness_id is not None and state_harness != harness_id:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state was produced by harness '{state_harness}' "
+            f"but this agent uses '{harness_id}'."
+        )
+    if state_type == "resume-session":
+        if "pendingToolApprovals" in obj and obj["pendingToolApprovals"] is not None:
+            raise InvalidLifecycleStateError(
+                "Resume session state cannot contain pending tool approvals; "
+                "unfinished turns must be stored as `continueFrom`."
+            )
+        if "pendingToolResults" in obj and obj["pendingToolResults"] is not None:
+            raise InvalidLifecycleStateError(
+                "Resume session state cannot contain pending tool results; "
+                "unfinished turns must be stored as `continueFrom`."
+            )
+    nested = obj.get("continueFrom") if state_type == "resume-session" else None
+    shallow = {key: value for key, value in obj.items() if key != "continueFrom"}
+    try:
+        state = _ADAPTERS[state_type].validate_python(shallow, by_alias=True, by_name=False)
+    except ValidationError as error:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state ({state_type}) is invalid: {_describe(error)}.", cause=error
+        ) from error
+    if data_validator is not None:
+        try:
+            parsed = data_validator(state.data)
+        except Exception as error:
+            raise InvalidLifecycleStateError(
+                f"Lifecycle state failed schema validation for harness "
+                f"'{state.harness_id}': {error}",
+                cause=error,
+            ) from error
+        problem = find_non_json(parsed, "data")
+        if problem is not None:
+            raise InvalidLifecycleStateError(
+                f"Lifecycle state failed schema validation for harness '{state.harness_id}': "
+                f"the schema produced a non-JSON value ({problem})."
+            )
+        state = state.model_copy(update={"data": parsed})
+    if isinstance(state, ResumeSessionState) and nested is not None:
+        continuation = parse_lifecycle_state(
+            nested,
+            expected_type="continue-turn",
+            harness_id=harness_id,
+            data_validator=data_validator,
+        )
+        assert isinstance(continuation, ContinueTurnState)
+        state = state.model_copy(update={"continue_from": continuation})
+    return state
