@@ -110,6 +110,10 @@ class ContinueTurnState(WireModel):
     pending_tool_approvals: list[PendingToolApproval] | None = None
     pending_tool_results: list[PendingToolResult] | None = None
     turn_settings: TurnSettings | None = None
+    #: Kit extension (ignored by TypeScript peers): harness parts the runtime had emitted
+    #: but the agent had not consumed when the turn was suspended (a stop condition's
+    #: lookahead). The next slice processes them first, so nothing is lost.
+    buffered_parts: list[dict[str, JSONValue]] | None = None
 
     @field_validator("data", mode="before")
     @classmethod

@@ -1,0 +1,484 @@
+"""``AgentSession``: one harness session, its turn state machine and its lifecycle."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from harness_testkit.spec import (
+    ConsumerErrorPart,
+    ConsumerPart,
+    ContinueTurnOptions,
+    ContinueTurnState,
+    HarnessCapabilityUnsupportedError,
+    HarnessSession,
+    HarnessSessionStateError,
+    NetworkSandboxSession,
+    PromptControl,
+    PromptTurnOptions,
+    ResumeSessionState,
+    SandboxSession,
+    UserMessage,
+    parse_lifecycle_state,
+)
+
+from ._stream_result import StreamResult
+from ._turn import (
+    DONE,
+    ApprovalContinuation,
+    DoneFailed,
+    FrozenTurn,
+    PartQueue,
+    ResultContinuation,
+    SliceOutcome,
+    SliceRunner,
+    TurnCore,
+    TurnState,
+)
+
+if TYPE_CHECKING:
+    from ._agent import HarnessAgent
+
+__all__ = ["AgentSession", "SessionStatus"]
+
+
+class SessionStatus(enum.StrEnum):
+    """Lifecycle of the session handle."""
+
+    ACTIVE = "active"
+    DETACHED = "detached"
+    STOPPED = "stopped"
+    DESTROYED = "destroyed"
+
+
+class AgentSession:
+    """A session created by :meth:`HarnessAgent.create_session`.
+
+    It owns the adapter session, the sandbox session (when the agent created it) and the
+    turn state: ``idle``, ``running``, ``awaiting-approval``, ``awaiting-tool-result`` or
+    ``suspended``. Turns run through the agent (``agent.stream(session=...)``).
+    """
+
+    def __init__(
+        self,
+        *,
+        agent: HarnessAgent,
+        harness_session: HarnessSession,
+        core: TurnCore,
+        sandbox: SandboxSession,
+        owns_sandbox: bool,
+        tools_context: Any,
+        continue_state: ContinueTurnState | None = None,
+    ) -> None:
+        self._agent = agent
+        self._harness_session = harness_session
+        self._core = core
+        self._sandbox = sandbox
+        self._owns_sandbox = owns_sandbox
+        self._status = SessionStatus.ACTIVE
+        self._rebound_tools_context = tools_context
+        self._continue_state = continue_state
+        self.is_resume: bool = bool(getattr(harness_session, "is_resume", False))
+
+    # -- read-only state -----------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        """The session id (stable across processes; pass it back when resuming)."""
+        return self._core.session_id
+
+    @property
+    def status(self) -> SessionStatus:
+        """``active`` until detached, stopped or destroyed."""
+        return self._status
+
+    @property
+    def turn_state(self) -> TurnState:
+        """The state of the session's turn."""
+        return self._core.state
+
+    @property
+    def session_work_dir(self) -> str:
+        """Absolute path of the session's work dir inside the sandbox."""
+        return self._core.work_dir
+
+    @property
+    def sandbox_session(self) -> SandboxSession:
+        """The full sandbox session the adapter received."""
+        return self._sandbox
+
+    def has_unfinished_turn(self) -> bool:
+        """True while a turn is running, paused for host input or suspended."""
+        return self._core.state is not TurnState.IDLE
+
+    # -- guards ------------------------------------------------------------------------
+
+    def _ended_error(self) -> HarnessSessionStateError:
+        return HarnessSessionStateError(
+            f"Harness session {self.session_id} has ended and cannot be reused."
+        )
+
+    def _require_active(self) -> None:
+        if self._status is not SessionStatus.ACTIVE:
+            raise self._ended_error()
+
+    def check_can_prompt(self) -> None:
+        """Raise unless a new prompt may start (spec 7.2.2)."""
+        self._require_active()
+        state = self._core.state
+        if state is TurnState.RUNNING:
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} already has a turn in progress."
+            )
+        if state is not TurnState.IDLE:
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} has an unfinished turn and must be "
+                "continued before accepting a new prompt."
+            )
+
+    def check_can_continue(self) -> None:
+        """Raise unless the unfinished turn may be continued (spec 7.2.3)."""
+        self._require_active()
+        state = self._core.state
+        if state is TurnState.RUNNING:
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} already has a turn in progress."
+            )
+        if state is TurnState.IDLE:
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} has no unfinished turn to continue."
+            )
+
+    # -- turns (driven by the agent) -----------------------------------------------------
+
+    async def start_prompt_turn(
+        self,
+        frozen: FrozenTurn,
+        prompt: UserMessage,
+        *,
+        abort: anyio.Event | None,
+        timeout: float | None,
+        structured: bool,
+    ) -> StreamResult:
+        """Start a turn with a new prompt; returns once the adapter's control is ready."""
+        core = self._core
+        core.state = TurnState.RUNNING
+        core.frozen = frozen
+        core.queue = PartQueue()
+        core.suspending = False
+        core.captured_state = None
+        core.buffered_parts = []
+        abort_event = abort or anyio.Event()
+        options = PromptTurnOptions(
+            prompt=prompt,
+            emit=core.queue.emit,
+            tools=tuple(frozen.settings.tools),
+            instructions=frozen.settings.instructions,
+            response_format=frozen.response_format,
+            skills=tuple(frozen.settings.skills),
+            model=frozen.settings.model,
+            abort=abort_event,
+        )
+        try:
+            control = await self._harness_session.do_prompt_turn(options)
+        except Exception as error:
+            core.reset_turn()
+            return _failed_result(error)
+        core.control = control
+        return self._slice_result(
+            control, core.queue, abort_event, timeout, structured, continuing=False
+        )
+
+    async def start_continuation(
+        self,
+        frozen: FrozenTurn,
+        *,
+        approvals: Sequence[ApprovalContinuation],
+        results: Sequence[ResultContinuation],
+        abort: anyio.Event | None,
+        timeout: float | None,
+        structured: bool,
+    ) -> StreamResult:
+        """Continue the unfinished turn with ``do_continue_turn`` (same adapter session)."""
+        core = self._core
+        core.state = TurnState.RUNNING
+        core.frozen = frozen
+        if core.queue is None or core.queue.closed:
+            core.queue = PartQueue()
+        if core.buffered_parts:
+            core.queue.push_front(core.buffered_parts)
+            core.buffered_parts = []
+        core.suspending = False
+        core.captured_state = None
+        abort_event = abort or anyio.Event()
+        options = ContinueTurnOptions(
+            emit=core.queue.emit,
+            tools=tuple(frozen.settings.tools),
+            instructions=frozen.settings.instructions,
+            response_format=frozen.response_format,
+            skills=tuple(frozen.settings.skills),
+            model=frozen.settings.model,
+            abort=abort_event,
+        )
+        try:
+            control = await self._harness_session.do_continue_turn(options)
+        except Exception as error:
+            core.reset_turn()
+            return _failed_result(error)
+        core.control = control
+        return self._slice_result(
+            control,
+            core.queue,
+            abort_event,
+            timeout,
+            structured,
+            continuing=True,
+            approvals=approvals,
+            results=results,
+        )
+
+    def _slice_result(
+        self,
+        control: PromptControl,
+        queue: PartQueue,
+        abort: anyio.Event,
+        timeout: float | None,
+        structured: bool,
+        *,
+        continuing: bool,
+        approvals: Sequence[ApprovalContinuation] = (),
+        results: Sequence[ResultContinuation] = (),
+    ) -> StreamResult:
+        core = self._core
+        frozen = core.frozen
+        assert frozen is not None
+
+        async def run(sink: Callable[[ConsumerPart], Awaitable[None]]) -> SliceOutcome:
+            runner = SliceRunner(
+                core=core,
+                control=control,
+                queue=queue,
+                sink=sink,
+                harness_session_suspend=self._suspend_adapter,
+                continuing=continuing,
+                approvals=approvals,
+                results=results,
+                stop_when=self._agent.stop_when,
+                abort=abort,
+                model_id=frozen.settings.model or "",
+                abort_grace=self._agent.abort_grace,
+            )
+            core.slice_running = True
+            core.slice_finished = anyio.Event()
+            completed = False
+            try:
+                async with anyio.create_task_group() as group:
+                    if timeout is not None:
+
+                        async def deadline() -> None:
+                            await anyio.sleep(timeout)
+                            abort.set()
+
+                        group.start_soon(deadline)
+                    outcome = await runner.run()
+                    group.cancel_scope.cancel()
+                completed = True
+            finally:
+                core.slice_running = False
+                if not completed:
+                    # The consumer went away mid-slice: abort the adapter turn.
+                    abort.set()
+                    if not core.suspending:
+                        core.reset_turn()
+                core.slice_finished.set()
+            if not outcome.paused and not outcome.suspended and not core.suspending:
+                core.reset_turn()
+            return outcome
+
+        return StreamResult(run, structured=structured)
+
+    # -- suspension --------------------------------------------------------------------
+
+    async def _suspend_adapter(self) -> ContinueTurnState:
+        """``do_suspend_turn`` once per turn (a stop condition's capture is reused)."""
+        core = self._core
+        if core.captured_state is not None:
+            return core.captured_state
+        core.suspending = True
+        raw = await self._harness_session.do_suspend_turn()
+        state = parse_lifecycle_state(
+            raw,
+            expected_type="continue-turn",
+            harness_id=core.harness_id,
+            data_validator=self._agent.data_validator,
+        )
+        assert isinstance(state, ContinueTurnState)
+        core.captured_state = state
+        return state
+
+    async def _capture_unfinished_turn(self) -> ContinueTurnState:
+        """Suspend the unfinished turn and attach the session's records (7.4.4-7.4.5)."""
+        core = self._core
+        control, core.control = core.control, None  # withdraw steering first
+        adapter_state = await self._suspend_adapter()
+        core.state = TurnState.SUSPENDED
+        grace = self._agent.drain_timeout
+        if core.slice_running and core.slice_finished is not None:
+            with anyio.move_on_after(grace) as scope:
+                await core.slice_finished.wait()
+            if scope.cancelled_caught:
+                raise HarnessSessionStateError(
+                    f"Harness '{core.harness_id}' did not close the suspended turn's stream "
+                    f"within {grace} seconds; an adapter must resolve done() after "
+                    "do_suspend_turn()."
+                )
+        elif core.queue is not None and not core.queue.closed:
+            # Nobody is reading (a paused turn): let the adapter drain, keep what it emitted.
+            queue = core.queue
+            if control is not None:
+                with anyio.move_on_after(grace):
+                    try:
+                        await control.done()
+                    except Exception:  # a failing drain still yields the captured state
+                        pass
+            for item in queue.drain_nowait():
+                if item is not DONE and not isinstance(item, DoneFailed):
+                    core.buffered_parts.append(item)  # type: ignore[arg-type]
+        update: dict[str, Any] = {
+            "pending_tool_approvals": None,
+            "pending_tool_results": None,
+            "turn_settings": core.frozen.settings if core.frozen is not None else None,
+            "buffered_parts": [part.to_wire() for part in core.buffered_parts] or None,
+        }
+        if core.pending_approvals:
+            update["pending_tool_approvals"] = list(core.pending_approvals.values())
+        if core.pending_results:
+            update["pending_tool_results"] = list(core.pending_results.values())
+        return adapter_state.model_copy(update=update)
+
+    async def suspend_turn(self) -> ContinueTurnState:
+        """Freeze the unfinished turn and end this handle; the sandbox keeps running.
+
+        Returns:
+            A JSON-serializable ``continue-turn`` state; pass it to
+            ``agent.create_session(session_id=..., continue_from=...)`` (any process).
+        """
+        if self._status is not SessionStatus.ACTIVE:
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} is not active and cannot be suspended."
+            )
+        if self._core.state is TurnState.IDLE:
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} has no unfinished turn to suspend."
+            )
+        state = await self._capture_unfinished_turn()
+        self._status = SessionStatus.DETACHED
+        return state
+
+    def _wrap(self, continuation: ContinueTurnState) -> ResumeSessionState:
+        return ResumeSessionState(
+            harness_id=continuation.harness_id,
+            data=continuation.data,
+            continue_from=continuation,
+        )
+
+    def _validate_resume(self, raw: object) -> ResumeSessionState:
+        state = parse_lifecycle_state(
+            raw,
+            expected_type="resume-session",
+            harness_id=self._core.harness_id,
+            data_validator=self._agent.data_validator,
+        )
+        assert isinstance(state, ResumeSessionState)
+        return state
+
+    async def detach(self) -> ResumeSessionState:
+        """End the handle and return a resume state; runtime and sandbox keep running."""
+        if self._status is not SessionStatus.ACTIVE:
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} is not active and cannot be detached."
+            )
+        try:
+            if self._core.state is TurnState.IDLE:
+                return self._validate_resume(await self._harness_session.do_detach())
+            return self._wrap(await self._capture_unfinished_turn())
+        finally:
+            self._status = SessionStatus.DETACHED
+
+    async def stop(self) -> ResumeSessionState:
+        """Persist and stop: returns a resume state and stops an agent-owned sandbox."""
+        if self._status is not SessionStatus.ACTIVE:
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} is not active and cannot be stopped."
+            )
+        try:
+            if self._core.state is TurnState.IDLE:
+                return self._validate_resume(await self._harness_session.do_stop())
+            return self._wrap(await self._capture_unfinished_turn())
+        finally:
+            self._status = SessionStatus.STOPPED
+            if self._owns_sandbox:
+                stop = getattr(self._sandbox, "stop", None)
+                if stop is not None:
+                    try:
+                        await stop()
+                    except Exception:  # stopping is best effort once the state is taken
+                        pass
+
+    async def destroy(self) -> None:
+        """End the handle, destroy the runtime and an agent-owned sandbox. Idempotent."""
+        if self._status is not SessionStatus.ACTIVE:
+            return
+        self._status = SessionStatus.DESTROYED
+        if self._core.queue is not None:
+            self._core.queue.closed = True
+        try:
+            await self._harness_session.do_destroy()
+        except Exception:  # destroy never throws (7.4.3)
+            pass
+        if self._owns_sandbox and isinstance(self._sandbox, NetworkSandboxSession):
+            try:
+                await self._sandbox.destroy()
+            except Exception:
+                pass
+
+    async def compact(self, custom_instructions: str | None = None) -> None:
+        """Ask the runtime to compact its context (no turn-state check, spec 10.5)."""
+        self._require_active()
+        await self._harness_session.do_compact(custom_instructions)
+
+    async def steer_turn(self, text: str) -> None:
+        """Send a user message into the running turn (experimental steering)."""
+        core = self._core
+        control = core.control
+        if (
+            self._status is not SessionStatus.ACTIVE
+            or core.state is not TurnState.RUNNING
+            or core.suspending
+            or control is None
+        ):
+            raise HarnessSessionStateError(
+                f"Harness session {self.session_id} has no running turn to steer."
+            )
+        submit = getattr(control, "submit_user_message", None)
+        if submit is None:
+            raise HarnessCapabilityUnsupportedError(
+                f"Harness '{core.harness_id}' does not support steering active turns.",
+                harness_id=core.harness_id,
+            )
+        await submit(text)
+
+    experimental_steer_turn = steer_turn
+
+
+def _failed_result(error: BaseException) -> StreamResult:
+    """A result whose slice failed to start: ``start``, then one ``error`` part."""
+
+    async def run(sink: Callable[[ConsumerPart], Awaitable[None]]) -> SliceOutcome:
+        await sink(ConsumerErrorPart(error=error))
+        return SliceOutcome(error=error)
+
+    return StreamResult(run)

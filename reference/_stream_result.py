@@ -1,0 +1,226 @@
+"""``StreamResult``: the consumer side of one turn slice."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from harness_testkit.spec import (
+    ConsumerFinishPart,
+    ConsumerPart,
+    ConsumerStartPart,
+    ConsumerTextDeltaPart,
+    LanguageModelUsage,
+)
+
+from ._results import GenerateResult, StepResult, add_usage, response_messages
+from ._turn import SliceOutcome
+
+__all__ = ["StreamResult"]
+
+SliceRun = Callable[[Callable[[ConsumerPart], Awaitable[None]]], Awaitable[SliceOutcome]]
+
+
+class StreamResult:
+    """The result of ``agent.stream()`` / ``agent.continue_stream()``.
+
+    Iterate :attr:`full_stream` to receive consumer parts as the runtime emits them; the
+    first is always ``start`` and the last is exactly one of ``finish``, ``error`` or
+    ``abort``. The aggregates (``await result.text`` ...) consume the stream when nobody
+    else does. Breaking out of ``full_stream`` early aborts the turn; use
+    ``async with result:`` (or ``await result.aclose()``) to make that deterministic.
+    """
+
+    def __init__(self, run: SliceRun, *, structured: bool = False) -> None:
+        self._run = run
+        self._parts: list[ConsumerPart] = []
+        self._outcome: SliceOutcome | None = None
+        self._started = False
+        self._finished = anyio.Event()
+        self._progress = anyio.Event()
+        self._generator: AsyncIterator[ConsumerPart] | None = None
+        self._structured = structured
+
+    # -- streaming ---------------------------------------------------------------------
+
+    @property
+    def full_stream(self) -> AsyncIterator[ConsumerPart]:
+        """Consumer parts. Each access yields the whole sequence from the start."""
+        if not self._started:
+            self._started = True
+            self._generator = self._drive()
+            return self._generator
+        return self._replay()
+
+    @property
+    def text_stream(self) -> AsyncIterator[str]:
+        """The text deltas' text."""
+
+        async def texts() -> AsyncIterator[str]:
+            async for part in self.full_stream:
+                if isinstance(part, ConsumerTextDeltaPart):
+                    yield part.text
+
+        return texts()
+
+    async def _drive(self) -> AsyncIterator[ConsumerPart]:
+        send, receive = anyio.create_memory_object_stream[ConsumerPart](math.inf)
+
+        async def sink(part: ConsumerPart) -> None:
+            send.send_nowait(part)
+
+        async def run() -> None:
+            try:
+                self._outcome = await self._run(sink)
+            finally:
+                send.close()
+
+        await self._record(ConsumerStartPart())
+        yield self._parts[0]
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            async with receive:
+                async for part in receive:
+                    await self._record(part)
+                    yield part
+        self._finished.set()
+        self._bump()
+
+    async def _record(self, part: ConsumerPart) -> None:
+        self._parts.append(part)
+        self._bump()
+
+    def _bump(self) -> None:
+        progress, self._progress = self._progress, anyio.Event()
+        progress.set()
+
+    async def _replay(self) -> AsyncIterator[ConsumerPart]:
+        index = 0
+        while True:
+            while index < len(self._parts):
+                yield self._parts[index]
+                index += 1
+            if self._finished.is_set():
+                return
+            await self._progress.wait()
+
+    async def consume(self) -> None:
+        """Run the slice to its end without looking at the parts."""
+        if not self._started:
+            async for _ in self.full_stream:
+                pass
+        await self._finished.wait()
+
+    async def aclose(self) -> None:
+        """Stop iterating: aborts the turn if it is still running."""
+        if self._generator is not None and hasattr(self._generator, "aclose"):
+            await self._generator.aclose()
+
+    async def __aenter__(self) -> StreamResult:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- aggregates --------------------------------------------------------------------
+
+    async def outcome(self) -> SliceOutcome:
+        """The slice's outcome (consumes the stream if needed)."""
+        await self.consume()
+        assert self._outcome is not None
+        return self._outcome
+
+    async def _settled(self) -> SliceOutcome:
+        outcome = await self.outcome()
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome
+
+    @property
+    def parts(self) -> list[ConsumerPart]:
+        """The consumer parts seen so far."""
+        return list(self._parts)
+
+    @property
+    def steps(self) -> Awaitable[list[StepResult]]:
+        """The slice's steps (raises the turn's error)."""
+
+        async def get() -> list[StepResult]:
+            return list((await self._settled()).steps)
+
+        return get()
+
+    @property
+    def text(self) -> Awaitable[str]:
+        """The final step's text, ``''`` without steps."""
+
+        async def get() -> str:
+            steps = (await self._settled()).steps
+            return steps[-1].text if steps else ""
+
+        return get()
+
+    @property
+    def usage(self) -> Awaitable[LanguageModelUsage]:
+        """The harness ``finish`` total, else the sum of step usages."""
+
+        async def get() -> LanguageModelUsage:
+            return _usage(self._parts, await self._settled())
+
+        return get()
+
+    @property
+    def finish_reason(self) -> Awaitable[str]:
+        """The unified finish reason of the result."""
+
+        async def get() -> str:
+            await self._settled()
+            return _finish_part(self._parts).finish_reason
+
+        return get()
+
+    async def to_generate_result(self) -> GenerateResult:
+        """Aggregate into the ``generate()`` result (raises the turn's error)."""
+        outcome = await self._settled()
+        finish = _finish_part(self._parts)
+        steps = tuple(outcome.steps)
+        text = steps[-1].text if steps else ""
+        output: Any = None
+        if self._structured and text:
+            try:
+                output = json.loads(text)
+            except ValueError:
+                output = None
+        return GenerateResult(
+            text=text,
+            reasoning_text=steps[-1].reasoning_text if steps else None,
+            steps=steps,
+            usage=finish.total_usage,
+            total_usage=finish.total_usage,
+            finish_reason=finish.finish_reason,
+            raw_finish_reason=finish.raw_finish_reason,
+            provider_metadata=finish.provider_metadata,
+            response_messages=response_messages(steps),
+            output=output,
+        )
+
+
+def _finish_part(parts: list[ConsumerPart]) -> ConsumerFinishPart:
+    for part in reversed(parts):
+        if isinstance(part, ConsumerFinishPart):
+            return part
+    raise RuntimeError("The result finished without a finish part.")
+
+
+def _usage(parts: list[ConsumerPart], outcome: SliceOutcome) -> LanguageModelUsage:
+    for part in reversed(parts):
+        if isinstance(part, ConsumerFinishPart):
+            return part.total_usage
+    usage = LanguageModelUsage()
+    for step in outcome.steps:
+        usage = add_usage(usage, step.usage)
+    return usage

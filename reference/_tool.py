@@ -1,0 +1,225 @@
+"""Host tools: ``tool(...)`` definitions, input parsing and context validation."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import jsonschema
+from pydantic import BaseModel, ValidationError
+
+from harness_testkit.spec import (
+    BuiltinTool,
+    NoSuchToolError,
+    SandboxSession,
+    ToolContextValidationError,
+)
+
+if TYPE_CHECKING:
+    import anyio
+
+__all__ = [
+    "ParsedToolCall",
+    "Tool",
+    "ToolExecuteFunction",
+    "ToolExecutionOptions",
+    "parse_tool_call_input",
+    "tool",
+]
+
+
+@dataclass(frozen=True)
+class ToolExecutionOptions:
+    """What a host tool's ``execute`` receives besides its input.
+
+    Attributes:
+        tool_call_id: The call being executed.
+        sandbox: The restricted sandbox session (files and processes only).
+        context: The validated ``tools_context`` entry for this tool (or ``None``).
+        abort: Set when the turn is aborted.
+        messages: Always empty (prior turns live in the runtime, not on the host).
+    """
+
+    tool_call_id: str
+    sandbox: SandboxSession
+    context: Any = None
+    abort: anyio.Event | None = None
+    messages: list[Any] = field(default_factory=list)
+
+
+ToolExecuteFunction: TypeAlias = Callable[
+    [Any, ToolExecutionOptions],
+    Any | Awaitable[Any] | AsyncIterator[Any] | Iterator[Any],
+]
+
+SchemaLike: TypeAlias = Mapping[str, Any] | type[BaseModel]
+
+
+def _to_json_schema(schema: SchemaLike | None) -> dict[str, Any] | None:
+    if schema is None:
+        return None
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    return dict(schema)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A host tool. Without ``execute`` it is a client-side tool: the turn pauses for it.
+
+    Use :func:`tool` to build one.
+    """
+
+    description: str | None = None
+    input_schema: SchemaLike | None = None
+    execute: ToolExecuteFunction | None = None
+    context_schema: SchemaLike | None = None
+    dynamic: bool = False
+
+    def json_schema(self) -> dict[str, Any] | None:
+        """The input schema as JSON Schema (``None`` when it cannot be converted)."""
+        try:
+            return _to_json_schema(self.input_schema)
+        except Exception:  # a schema that cannot be converted is sent by name only
+            return None
+
+    def validate_context(self, tool_name: str, value: Any) -> Any:
+        """Validate a ``tools_context`` entry against ``context_schema``.
+
+        Raises:
+            ToolContextValidationError: when the entry is missing or invalid.
+        """
+        schema = self.context_schema
+        if schema is None:
+            return value
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            try:
+                return schema.model_validate(value)
+            except ValidationError as error:
+                raise ToolContextValidationError(tool_name, str(error)) from error
+        if value is None:
+            raise ToolContextValidationError(tool_name, "no context entry was given")
+        try:
+            jsonschema.validate(value, dict(schema))
+        except jsonschema.ValidationError as error:
+            raise ToolContextValidationError(tool_name, error.message) from error
+        return value
+
+
+def tool(
+    *,
+    description: str | None = None,
+    input_schema: SchemaLike | None = None,
+    execute: ToolExecuteFunction | None = None,
+    context_schema: SchemaLike | None = None,
+) -> Tool:
+    """Define a host tool.
+
+    Args:
+        description: Shown to the runtime's model.
+        input_schema: JSON Schema dict or a pydantic model class.
+        execute: ``execute(input, options)``, sync or async, possibly a (async)
+            generator whose every yield is a preliminary result. ``None`` makes a
+            client-side tool: the turn pauses until its result is supplied.
+        context_schema: Schema of this tool's ``tools_context`` entry.
+
+    Returns:
+        The tool definition.
+    """
+    if execute is not None and not callable(execute):
+        raise TypeError("tool(execute=...) must be callable or None.")
+    return Tool(
+        description=description,
+        input_schema=input_schema,
+        execute=execute,
+        context_schema=context_schema,
+    )
+
+
+@dataclass(frozen=True)
+class ParsedToolCall:
+    """The outcome of validating a harness ``tool-call`` against the merged tool set."""
+
+    input: Any
+    invalid: bool
+    dynamic: bool
+    error: BaseException | None = None
+
+
+def parse_json_text(text: str) -> tuple[bool, Any]:
+    """Parse JSON text; ``''`` is ``{}``. Returns ``(ok, value_or_raw_text)``."""
+    if text.strip() == "":
+        return True, {}
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return False, text
+
+
+def parse_tool_call_input(
+    tool_name: str,
+    input_text: str,
+    tools: Mapping[str, Tool | BuiltinTool],
+    *,
+    provider_executed: bool | None,
+    dynamic: bool | None,
+) -> ParsedToolCall:
+    """Validate a call the way the AI SDK's ``parseToolCall`` does.
+
+    Unknown tools are invalid and dynamic (``NoSuchToolError``) unless the call is both
+    provider-executed and dynamic; schema failures are invalid and dynamic with the raw
+    parsed input kept.
+    """
+    ok, value = parse_json_text(input_text)
+    declared = tools.get(tool_name)
+    if declared is None:
+        if provider_executed is True and dynamic is True:
+            return ParsedToolCall(input=value, invalid=False, dynamic=True)
+        return ParsedToolCall(
+            input=value,
+            invalid=True,
+            dynamic=True,
+            error=NoSuchToolError(tool_name, list(tools)),
+        )
+    if not ok:
+        return ParsedToolCall(
+            input=value,
+            invalid=True,
+            dynamic=True,
+            error=ValueError(f"Invalid JSON input for tool '{tool_name}': {input_text!r}"),
+        )
+    schema: Any
+    if isinstance(declared, BuiltinTool):
+        schema = declared.input_schema
+        is_dynamic = False
+    else:
+        schema = declared.input_schema
+        is_dynamic = declared.dynamic
+    try:
+        _validate(schema, value)
+    except (jsonschema.ValidationError, ValidationError) as error:
+        message = error.message if isinstance(error, jsonschema.ValidationError) else str(error)
+        return ParsedToolCall(
+            input=value,
+            invalid=True,
+            dynamic=True,
+            error=ValueError(f"Invalid input for tool '{tool_name}': {message}"),
+        )
+    return ParsedToolCall(input=value, invalid=False, dynamic=is_dynamic)
+
+
+def _validate(schema: Any, value: Any) -> None:
+    if schema is None:
+        return
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        schema.model_validate(value)
+        return
+    jsonschema.validate(value, dict(schema))
+
+
+def is_generator_function(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` yields (sync or async generator)."""
+    return inspect.isasyncgenfunction(function) or inspect.isgeneratorfunction(function)

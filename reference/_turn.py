@@ -1,0 +1,1349 @@
+"""The turn engine: reads harness parts of one turn slice and produces consumer parts.
+
+One *slice* is what one ``stream()``/``generate()``/``continue_*()`` call consumes of an
+adapter turn. The engine validates every harness part, translates it, dispatches host
+tools, pauses for host input, applies stop conditions and settles the result. Session
+bookkeeping (pending records, turn state, frozen settings) lives in :class:`TurnCore`,
+which outlives slices.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import json
+import math
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import ValidationError
+
+from harness_testkit.spec import (
+    BuiltinTool,
+    BuiltinToolFiltering,
+    CompactionPart,
+    ConsumerAbortPart,
+    ConsumerErrorPart,
+    ConsumerFinishPart,
+    ConsumerFinishStepPart,
+    ConsumerPart,
+    ConsumerRawPart,
+    ConsumerReasoningDeltaPart,
+    ConsumerReasoningEndPart,
+    ConsumerReasoningStartPart,
+    ConsumerStartStepPart,
+    ConsumerTextDeltaPart,
+    ConsumerTextEndPart,
+    ConsumerTextStartPart,
+    ConsumerToolApprovalRequestPart,
+    ConsumerToolApprovalResponsePart,
+    ConsumerToolCallPart,
+    ConsumerToolErrorPart,
+    ConsumerToolInputDeltaPart,
+    ConsumerToolInputEndPart,
+    ConsumerToolInputStartPart,
+    ConsumerToolResultPart,
+    ContinueTurnState,
+    ErrorPart,
+    FileChangePart,
+    FinishPart,
+    FinishReason,
+    FinishStepPart,
+    HarnessCapabilityUnsupportedError,
+    HarnessTurnError,
+    LanguageModelUsage,
+    PendingToolApproval,
+    PendingToolResult,
+    PromptControl,
+    RawPart,
+    ReasoningDeltaPart,
+    ReasoningEndPart,
+    ReasoningStartPart,
+    SandboxSession,
+    StepResponse,
+    StreamPart,
+    StreamStartPart,
+    TextDeltaPart,
+    TextEndPart,
+    TextStartPart,
+    ToolApprovalRequestPart,
+    ToolCallPart,
+    ToolContextValidationError,
+    ToolInputDeltaPart,
+    ToolInputEndPart,
+    ToolInputStartPart,
+    ToolResultPart,
+    TurnSettings,
+    inactive_tool_reason,
+    is_builtin_tool_included,
+    parse_stream_part,
+)
+from harness_testkit.spec._lifecycle import CompletedToolResult
+from harness_testkit.spec._stream_parts import Metadata, WireModel
+
+from ._ids import Clock, IdGenerator
+from ._results import StepResult, add_usage, normalize_usage
+from ._strip import StreamingStripper, strip_value, strip_work_dir
+from ._tool import Tool, ToolExecutionOptions, parse_json_text, parse_tool_call_input
+
+__all__ = [
+    "DONE",
+    "ApprovalContinuation",
+    "DoneFailed",
+    "FrozenTurn",
+    "PartQueue",
+    "ResultContinuation",
+    "SliceOutcome",
+    "SliceRunner",
+    "StopCondition",
+    "TurnCore",
+    "TurnState",
+]
+
+UNCLOSED_STEP_MESSAGE = (
+    "HarnessAgent: received terminal finish with unclosed step content. "
+    "Harness adapters must emit `finish-step` before `finish`."
+)
+CONTEXT_FAILED_OUTPUT = {"error": "Tool context validation failed."}
+QUESTIONS_TOOL = "askUserQuestions"
+
+#: ``stop_when`` predicate: receives ``{"steps": [...]}`` and may be async.
+StopCondition = Callable[[Mapping[str, Any]], bool | Awaitable[bool]]
+
+
+class TurnState(enum.StrEnum):
+    """Where the session's turn is."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting-approval"
+    AWAITING_TOOL_RESULT = "awaiting-tool-result"
+    SUSPENDED = "suspended"
+
+
+class _Done:
+    """Queue sentinel: the adapter's ``done()`` resolved."""
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE = _Done()
+
+
+@dataclass(frozen=True)
+class DoneFailed:
+    """Queue sentinel: the adapter's ``done()`` raised ``error``."""
+
+    error: BaseException
+
+
+QueueItem = StreamPart | _Done | DoneFailed
+
+
+class PartQueue:
+    """The parts of one adapter turn, across slices.
+
+    ``emit`` is the synchronous callback adapters call; it validates what it receives
+    (the adapter is an untrusted boundary) and turns an invalid part into an ``error``
+    part naming the problem. Parts emitted while no slice is reading (during a pause)
+    stay queued for the next slice.
+    """
+
+    def __init__(self) -> None:
+        send, receive = anyio.create_memory_object_stream[QueueItem](math.inf)
+        self._send: MemoryObjectSendStream[QueueItem] = send
+        self._receive: MemoryObjectReceiveStream[QueueItem] = receive
+        self._pushback: deque[QueueItem] = deque()
+        self.closed = False
+
+    def emit(self, part: StreamPart | Mapping[str, Any]) -> None:
+        """The ``emit`` callback handed to the adapter."""
+        if self.closed:
+            return  # parts after done() resolved are dropped (spec 1.4.4)
+        parsed: StreamPart
+        if isinstance(part, WireModel):
+            parsed = part  # type: ignore[assignment]
+        else:
+            try:
+                parsed = parse_stream_part(part)
+            except ValidationError as error:
+                parsed = ErrorPart(
+                    error=HarnessTurnError(
+                        f"The harness emitted an invalid stream part {_short(part)}: "
+                        f"{_validation_summary(error)}"
+                    )
+                )
+        self._send.send_nowait(parsed)
+
+    def finish(self, item: _Done | DoneFailed) -> None:
+        """Post the end of the turn's stream (``done()`` settled)."""
+        if not self.closed:
+            self.closed = True
+            self._send.send_nowait(item)
+
+    def push_front(self, items: Sequence[QueueItem]) -> None:
+        """Re-queue items (a stop condition's unconsumed lookahead) ahead of new ones."""
+        self._pushback.extendleft(reversed(list(items)))
+
+    async def get(self) -> QueueItem:
+        """Next item (waits; callers bound the wait with their own timeout)."""
+        if self._pushback:
+            return self._pushback.popleft()
+        return await self._receive.receive()
+
+    def drain_nowait(self) -> list[QueueItem]:
+        """Everything queued right now."""
+        items = list(self._pushback)
+        self._pushback.clear()
+        while True:
+            try:
+                items.append(self._receive.receive_nowait())
+            except (anyio.WouldBlock, anyio.EndOfStream):
+                return items
+
+
+def _short(part: object) -> str:
+    text = repr(part)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _validation_summary(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in item['loc']) or '(root)'}: {item['msg']}"
+        for item in error.errors()
+    )
+
+
+@dataclass
+class FrozenTurn:
+    """The settings a prompt turn started with; its continuations reuse them (7.7)."""
+
+    settings: TurnSettings
+    merged_tools: dict[str, Tool | BuiltinTool]
+    executable_tools: dict[str, Tool]
+    tools_context: Mapping[str, Any]
+    builtin_filter: BuiltinToolFiltering | None
+    response_format: Any = None
+    tool_approval: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TurnCore:
+    """Session-side state of the turn that outlives slices."""
+
+    harness_id: str
+    session_id: str
+    work_dir: str
+    sandbox: SandboxSession
+    harness_builtins: Mapping[str, BuiltinTool]
+    ids: IdGenerator
+    clock: Clock
+    state: TurnState = TurnState.IDLE
+    pending_approvals: dict[str, PendingToolApproval] = field(default_factory=dict)
+    pending_results: dict[str, PendingToolResult] = field(default_factory=dict)
+    frozen: FrozenTurn | None = None
+    control: PromptControl | None = None
+    queue: PartQueue | None = None
+    suspending: bool = False
+    captured_state: ContinueTurnState | None = None
+    buffered_parts: list[StreamPart] = field(default_factory=list)
+    slice_running: bool = False
+    slice_finished: anyio.Event | None = None
+
+    def reset_turn(self) -> None:
+        """The turn ended (finished or failed): back to idle, pending records cleared."""
+        self.state = TurnState.IDLE
+        self.pending_approvals.clear()
+        self.pending_results.clear()
+        self.frozen = None
+        self.control = None
+        self.queue = None
+        self.captured_state = None
+        self.buffered_parts = []
+
+    def awaiting_state(self) -> TurnState:
+        """The paused state that matches the pending records."""
+        if self.pending_approvals:
+            return TurnState.AWAITING_APPROVAL
+        return TurnState.AWAITING_TOOL_RESULT
+
+
+@dataclass(frozen=True)
+class ApprovalContinuation:
+    """An approval decision for a pending approval (AI SDK ``tool-approval-response``)."""
+
+    approval_id: str
+    approved: bool
+    reason: str | None = None
+    provider_executed: bool | None = None
+
+
+@dataclass(frozen=True)
+class ResultContinuation:
+    """A client-side tool result for a pending call."""
+
+    tool_call_id: str
+    output: Any = None
+    has_output: bool = True
+    is_error: bool = False
+    tool_result: dict[str, Any] | None = None
+
+
+@dataclass
+class SliceOutcome:
+    """How a slice ended."""
+
+    steps: list[StepResult] = field(default_factory=list)
+    finish: FinishPart | None = None
+    error: BaseException | None = None
+    aborted: bool = False
+    abort_reason: str | None = None
+    paused: bool = False
+    suspended: bool = False
+
+
+@dataclass
+class _SeenCall:
+    harness: ToolCallPart
+    consumer: ConsumerToolCallPart
+    provider_executed: bool
+
+
+class _SliceFailed(Exception):
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class SliceRunner:
+    """Runs one slice of a turn. See the module docstring.
+
+    Args:
+        core: The session's turn state.
+        control: The adapter's prompt control for this slice.
+        queue: The turn's part queue.
+        sink: Receives every consumer part, in order.
+        harness_session_suspend: Calls the adapter's ``do_suspend_turn`` (cached).
+        continuing: Whether the slice continues an unfinished turn.
+        approvals: Approval continuations to settle before reading.
+        results: Result continuations to settle before reading.
+        stop_when: Stop conditions evaluated between steps.
+        abort: Set when the caller aborts the turn.
+        model_id: The turn's model id (``''`` when none).
+        abort_grace: Seconds to wait for ``done()`` after an abort before giving up.
+    """
+
+    def __init__(
+        self,
+        *,
+        core: TurnCore,
+        control: PromptControl,
+        queue: PartQueue,
+        sink: Callable[[ConsumerPart], Awaitable[None]],
+        harness_session_suspend: Callable[[], Awaitable[ContinueTurnState]],
+        continuing: bool,
+        approvals: Sequence[ApprovalContinuation] = (),
+        results: Sequence[ResultContinuation] = (),
+        stop_when: Sequence[StopCondition] = (),
+        abort: anyio.Event,
+        model_id: str = "",
+        abort_grace: float = 10.0,
+    ) -> None:
+        self.core = core
+        self.control = control
+        self.queue = queue
+        self.sink = sink
+        self.suspend_adapter = harness_session_suspend
+        self.continuing = continuing
+        self.approvals = list(approvals)
+        self.results = list(results)
+        self.stop_when = list(stop_when)
+        self.abort = abort
+        self.model_id = model_id
+        self.abort_grace = abort_grace
+        frozen = core.frozen
+        assert frozen is not None, "a slice needs the turn's frozen settings"
+        self.frozen = frozen
+        self.call_id = core.ids()
+        self.outcome = SliceOutcome()
+        self.work_dir = core.work_dir
+        self.stripper = StreamingStripper(core.work_dir)
+        # step state
+        self.step_open = False
+        self.step_has_content = False
+        self.step_content: list[ConsumerPart] = []
+        self.held: list[ConsumerPart] = []
+        self.swallow_next_finish_step = False
+        self.expected_calls: int | None = None
+        self.seen_in_step = 0
+        self.pause_requested = False
+        # slice state
+        self.seen_calls: dict[str, _SeenCall] = {}
+        self.host_settled: set[str] = set()
+        self.builtin_settled: set[str] = set()
+        self.consumed_approvals: set[str] = set()
+        self.running_executions = 0
+        self.executions_idle = anyio.Event()
+        self.executions_idle.set()
+        self.deferred_failure: BaseException | None = None
+        self.task_group: anyio.abc.TaskGroup | None = None
+
+    # -- driver ------------------------------------------------------------------------
+
+    async def run(self) -> SliceOutcome:
+        """Run the slice to its end; never raises (failures settle the outcome)."""
+        done_scope = anyio.CancelScope()
+        try:
+            async with anyio.create_task_group() as task_group:
+                self.task_group = task_group
+                task_group.start_soon(self._watch_done, done_scope)
+                try:
+                    await self._settle_continuations()
+                    if not self.outcome.paused:
+                        await self._read_loop()
+                except _SliceFailed as failure:
+                    await self._join_executions()
+                    await self._fail(failure.error)
+                except Exception as error:  # a bug in a tool or callback, never lose it
+                    await self._join_executions()
+                    await self._fail(error)
+                finally:
+                    done_scope.cancel()
+        finally:
+            self.task_group = None
+        return self.outcome
+
+    async def _watch_done(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            try:
+                await self.control.done()
+            except Exception as error:
+                self.queue.finish(DoneFailed(error))
+            else:
+                self.queue.finish(DONE)
+
+    async def _next(self) -> QueueItem:
+        if self.abort.is_set():
+            # The adapter must settle done() after an abort; do not wait forever.
+            with anyio.move_on_after(self.abort_grace):
+                return await self.queue.get()
+            return DONE
+        async with anyio.create_task_group() as group:
+            result: list[QueueItem] = []
+
+            async def read() -> None:
+                result.append(await self.queue.get())
+                group.cancel_scope.cancel()
+
+            async def watch_abort() -> None:
+                await self.abort.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(read)
+            group.start_soon(watch_abort)
+        if result:
+            return result[0]
+        return await self._next()
+
+    async def _read_loop(self) -> None:
+        while True:
+            item = await self._next()
+            if isinstance(item, _Done):
+                await self._on_stream_closed()
+                return
+            if isinstance(item, DoneFailed):
+                await self._join_executions()
+                if self.core.suspending:
+                    await self._close_suspended()
+                    return
+                await self._fail(item.error)
+                return
+            if isinstance(item, ErrorPart):
+                # The first harness error ends the turn; later parts are ignored.
+                await self._join_executions()
+                await self._fail(_as_exception(item.error))
+                return
+            finished_step = await self._handle(item)
+            if self.outcome.paused or self.outcome.error is not None:
+                return
+            if self.pause_requested and self._batch_complete():
+                await self._pause()
+                return
+            if finished_step and self.stop_when and await self._stop_condition_hit():
+                return
+
+    # -- part handling -------------------------------------------------------------------
+
+    async def _handle(self, part: StreamPart) -> bool:
+        """Process one harness part; return True when it closed a step."""
+        if isinstance(part, StreamStartPart):
+            if part.model_id and not self.outcome.steps:
+                self.model_id = part.model_id
+            return False
+        if isinstance(part, TextStartPart):
+            await self._forward(
+                ConsumerTextStartPart(id=part.id, provider_metadata=part.harness_metadata)
+            )
+        elif isinstance(part, TextDeltaPart):
+            await self._forward(
+                ConsumerTextDeltaPart(
+                    id=part.id, text=part.delta, provider_metadata=part.harness_metadata
+                ),
+                content=True,
+            )
+        elif isinstance(part, TextEndPart):
+            await self._forward(
+                ConsumerTextEndPart(id=part.id, provider_metadata=part.harness_metadata)
+            )
+        elif isinstance(part, ReasoningStartPart):
+            await self._forward(
+                ConsumerReasoningStartPart(id=part.id, provider_metadata=part.harness_metadata)
+            )
+        elif isinstance(part, ReasoningDeltaPart):
+            await self._forward(
+                ConsumerReasoningDeltaPart(
+                    id=part.id, text=part.delta, provider_metadata=part.harness_metadata
+                ),
+                content=True,
+            )
+        elif isinstance(part, ReasoningEndPart):
+            await self._forward(
+                ConsumerReasoningEndPart(id=part.id, provider_metadata=part.harness_metadata)
+            )
+        elif isinstance(part, ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart):
+            await self._handle_tool_input(part)
+        elif isinstance(part, ToolCallPart):
+            await self._handle_tool_call(part)
+        elif isinstance(part, ToolApprovalRequestPart):
+            await self._handle_approval_request(part)
+        elif isinstance(part, ToolResultPart):
+            self._handle_tool_result(part)
+        elif isinstance(part, FinishStepPart):
+            await self._handle_finish_step(part)
+            return True
+        elif isinstance(part, FinishPart):
+            self.outcome.finish = part
+        elif isinstance(part, FileChangePart):
+            await self._handle_file_change(part)
+        elif isinstance(part, CompactionPart):
+            await self._handle_compaction(part)
+        elif isinstance(part, RawPart):
+            await self._forward(ConsumerRawPart(raw_value=part.raw_value))
+        return False
+
+    async def _open_step(self) -> None:
+        if not self.step_open:
+            self.step_open = True
+            await self.sink(ConsumerStartStepPart())
+
+    async def _forward(self, part: ConsumerPart, *, content: bool = False) -> None:
+        await self._open_step()
+        await self.sink(part)
+        if content:
+            self.step_has_content = True
+            self.step_content.append(part)
+
+    async def _handle_tool_input(
+        self, part: ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart
+    ) -> None:
+        if part.id in self.host_settled or part.id in self.builtin_settled:
+            return
+        if isinstance(part, ToolInputStartPart):
+            await self._forward(
+                ConsumerToolInputStartPart(
+                    id=part.id,
+                    tool_name=part.tool_name,
+                    provider_metadata=part.provider_metadata,
+                    provider_executed=part.provider_executed,
+                    dynamic=part.dynamic,
+                    title=part.title,
+                )
+            )
+        elif isinstance(part, ToolInputDeltaPart):
+            text = self.stripper.push(part.id, part.delta)
+            if text:
+                await self._forward(
+                    ConsumerToolInputDeltaPart(
+                        id=part.id, delta=text, provider_metadata=part.provider_metadata
+                    )
+                )
+        else:
+            held = self.stripper.flush(part.id)
+            if held:
+                await self._forward(ConsumerToolInputDeltaPart(id=part.id, delta=held))
+            await self._forward(
+                ConsumerToolInputEndPart(id=part.id, provider_metadata=part.provider_metadata)
+            )
+
+    def _consumer_call(self, part: ToolCallPart) -> ConsumerToolCallPart:
+        stripped = strip_work_dir(part.input, self.work_dir)
+        parsed = parse_tool_call_input(
+            part.tool_name,
+            stripped,
+            self.frozen.merged_tools,
+            provider_executed=part.provider_executed,
+            dynamic=part.dynamic,
+        )
+        return ConsumerToolCallPart(
+            tool_call_id=part.tool_call_id,
+            tool_name=part.tool_name,
+            input=parsed.input,
+            provider_executed=part.provider_executed,
+            dynamic=True if parsed.dynamic else None,
+            provider_metadata=part.provider_metadata,
+            invalid=True if parsed.invalid else None,
+            error=parsed.error,
+        )
+
+    async def _handle_tool_call(self, part: ToolCallPart) -> None:
+        call_id = part.tool_call_id
+        if call_id in self.host_settled or call_id in self.builtin_settled:
+            return  # a replay of a call this slice already settled (5.4.5, 5.4.8)
+        consumer = self._consumer_call(part)
+        self.seen_calls[call_id] = _SeenCall(part, consumer, part.provider_executed is True)
+        if self.seen_in_step == 0 and part.step_tool_call_count is not None:
+            self.expected_calls = part.step_tool_call_count
+        self.seen_in_step += 1
+        await self._forward(consumer, content=True)
+        if part.provider_executed is True:
+            return
+        await self._dispatch_host_call(part, consumer)
+
+    async def _dispatch_host_call(self, part: ToolCallPart, consumer: ConsumerToolCallPart) -> None:
+        name = part.tool_name
+        if name == QUESTIONS_TOOL and QUESTIONS_TOOL in self.core.harness_builtins:
+            self._register_pending_result(part)
+            return
+        tool = self.frozen.executable_tools.get(name)
+        if tool is None:
+            # Inactive, unknown or a built-in name dispatched to the host (4.9).
+            self._start_submission(
+                part.tool_call_id,
+                {"type": "execution-denied", "reason": inactive_tool_reason(name)},
+                is_error=None,
+            )
+            return
+        status, reason = self._approval_status(name)
+        if status == "denied":
+            approval_id = self.core.ids()
+            await self._forward(
+                ConsumerToolApprovalRequestPart(
+                    approval_id=approval_id, tool_call=consumer, is_automatic=True
+                ),
+                content=True,
+            )
+            await self._forward(
+                ConsumerToolApprovalResponsePart(
+                    approval_id=approval_id,
+                    tool_call=consumer,
+                    approved=False,
+                    reason=reason,
+                    provider_executed=False,
+                ),
+                content=True,
+            )
+            denied: dict[str, Any] = {"type": "execution-denied"}
+            if reason is not None:
+                denied["reason"] = reason
+            self._start_submission(part.tool_call_id, denied, is_error=None)
+            return
+        if status == "user-approval":
+            approval_id = self.core.ids()
+            self.core.pending_approvals[approval_id] = PendingToolApproval(
+                approval_id=approval_id,
+                tool_call_id=part.tool_call_id,
+                tool_name=name,
+                input=part.input,
+                kind="custom",
+                provider_executed=False,
+                native_name=part.native_name,
+            )
+            self.core.state = TurnState.AWAITING_APPROVAL
+            await self._forward(
+                ConsumerToolApprovalRequestPart(approval_id=approval_id, tool_call=consumer),
+                content=True,
+            )
+            self.pause_requested = True
+            return
+        if tool.execute is None:
+            self._register_pending_result(part)
+            return
+        self._start_execution(part, tool)
+
+    def _approval_status(self, name: str) -> tuple[str, str | None]:
+        raw = self.frozen.tool_approval.get(name)
+        if raw is None:
+            return "not-applicable", None
+        if isinstance(raw, str):
+            return raw, None
+        return str(raw.get("type", "not-applicable")), raw.get("reason")
+
+    def _register_pending_result(self, part: ToolCallPart) -> None:
+        existing = self.core.pending_results.get(part.tool_call_id)
+        if existing is None:
+            self.core.pending_results[part.tool_call_id] = PendingToolResult(
+                tool_call_id=part.tool_call_id,
+                tool_name=part.tool_name,
+                input=part.input,
+                provider_options=part.provider_metadata,  # type: ignore[arg-type]
+            )
+        if not self.core.pending_approvals:
+            self.core.state = TurnState.AWAITING_TOOL_RESULT
+        self.pause_requested = True
+
+    def _batch_complete(self) -> bool:
+        return self.expected_calls is None or self.seen_in_step >= self.expected_calls
+
+    async def _handle_approval_request(self, part: ToolApprovalRequestPart) -> None:
+        seen = self.seen_calls.get(part.tool_call_id)
+        if part.tool_call_id in self.builtin_settled or part.approval_id in self.consumed_approvals:
+            return
+        if seen is not None:
+            name = seen.harness.tool_name
+        else:
+            pending = next(
+                (
+                    p
+                    for p in self.core.pending_approvals.values()
+                    if p.tool_call_id == part.tool_call_id
+                ),
+                None,
+            )
+            name = pending.tool_name if pending is not None else None
+        if name is not None and not is_builtin_tool_included(self.frozen.builtin_filter, name):
+            # Approval-based fallback of built-in filtering (4.8): deny silently.
+            await self._submit_approval(part.approval_id, False, inactive_tool_reason(name))
+            return
+        if seen is None:
+            raise _SliceFailed(
+                HarnessTurnError(
+                    f"Harness '{self.core.harness_id}' emitted approval request "
+                    f"'{part.approval_id}' for unknown tool call '{part.tool_call_id}'."
+                )
+            )
+        self.core.pending_approvals[part.approval_id] = PendingToolApproval(
+            approval_id=part.approval_id,
+            tool_call_id=part.tool_call_id,
+            tool_name=seen.harness.tool_name,
+            input=seen.harness.input,
+            kind="builtin",
+            provider_executed=seen.harness.provider_executed
+            if seen.harness.provider_executed is not None
+            else True,
+            native_name=seen.harness.native_name,
+        )
+        self.core.state = TurnState.AWAITING_APPROVAL
+        await self._forward(
+            ConsumerToolApprovalRequestPart(approval_id=part.approval_id, tool_call=seen.consumer),
+            content=True,
+        )
+        await self._pause()
+
+    def _handle_tool_result(self, part: ToolResultPart) -> None:
+        if part.tool_call_id in self.host_settled:
+            return  # the host already settled this call in the continuation (5.4.8)
+        seen = self.seen_calls.get(part.tool_call_id)
+        provider_executed = seen.provider_executed if seen is not None else True
+        value = strip_value(part.result, self.work_dir)
+        outcome: ConsumerPart
+        if part.is_error is True and provider_executed:
+            outcome = ConsumerToolErrorPart(
+                tool_call_id=part.tool_call_id,
+                tool_name=part.tool_name,
+                error=value,
+                provider_executed=True,
+                dynamic=part.dynamic,
+                provider_metadata=part.provider_metadata,
+            )
+        else:
+            outcome = ConsumerToolResultPart(
+                tool_call_id=part.tool_call_id,
+                tool_name=part.tool_name,
+                output=value,
+                preliminary=part.preliminary,
+                dynamic=part.dynamic,
+                provider_metadata=part.provider_metadata,
+            )
+        self.held.append(outcome)
+
+    async def _flush_held(self, *, record: bool = True) -> None:
+        held, self.held = self.held, []
+        for outcome in held:
+            await self._open_step()
+            await self.sink(outcome)
+            if record:
+                self.step_has_content = True
+                self.step_content.append(outcome)
+
+    async def _handle_file_change(self, part: FileChangePart) -> None:
+        path = strip_work_dir(part.path, self.work_dir)
+        call_id = "harness-file-change-" + self.core.ids()
+        value = {"event": part.event, "path": path}
+        await self._forward(
+            ConsumerToolCallPart(
+                tool_call_id=call_id,
+                tool_name="fileChange",
+                input=value,
+                dynamic=True,
+                provider_executed=True,
+                provider_metadata=part.harness_metadata,
+            ),
+            content=True,
+        )
+        await self._forward(
+            ConsumerToolResultPart(
+                tool_call_id=call_id,
+                tool_name="fileChange",
+                input=value,
+                output=dict(value),
+                dynamic=True,
+                provider_executed=True,
+                provider_metadata=part.harness_metadata,
+            ),
+            content=True,
+        )
+
+    async def _handle_compaction(self, part: CompactionPart) -> None:
+        call_id = "harness-compaction-" + self.core.ids()
+        output: dict[str, Any] = {"trigger": part.trigger, "summary": part.summary}
+        if part.tokens_before is not None:
+            output["tokensBefore"] = part.tokens_before
+        if part.tokens_after is not None:
+            output["tokensAfter"] = part.tokens_after
+        await self._forward(
+            ConsumerToolCallPart(
+                tool_call_id=call_id,
+                tool_name="compaction",
+                input={},
+                dynamic=True,
+                provider_executed=True,
+                provider_metadata=part.harness_metadata,
+            ),
+            content=True,
+        )
+        await self._forward(
+            ConsumerToolResultPart(
+                tool_call_id=call_id,
+                tool_name="compaction",
+                input={},
+                output=output,
+                dynamic=True,
+                provider_executed=True,
+                provider_metadata=part.harness_metadata,
+            ),
+            content=True,
+        )
+
+    async def _handle_finish_step(self, part: FinishStepPart) -> None:
+        await self._join_executions()
+        if self.swallow_next_finish_step:
+            # The resumed step was recorded before the pause (5.4.9).
+            self.swallow_next_finish_step = False
+            await self._flush_held(record=False)
+            self._reset_step()
+            return
+        await self._close_step(
+            part.finish_reason, normalize_usage(part.usage), part.harness_metadata
+        )
+
+    async def _close_step(
+        self,
+        finish_reason: FinishReason,
+        usage: LanguageModelUsage,
+        metadata: Metadata | None,
+    ) -> None:
+        await self._flush_held()
+        await self._open_step()
+        step_number = len(self.outcome.steps)
+        response = ConsumerFinishStepPart(
+            response=StepResponse(
+                id=f"{self.call_id}-{step_number}",
+                timestamp=self.core.clock().isoformat(),
+                model_id=self.model_id,
+            ),
+            usage=usage,
+            finish_reason=finish_reason.unified,
+            raw_finish_reason=finish_reason.raw,
+            provider_metadata=metadata,
+        )
+        self.outcome.steps.append(
+            StepResult(
+                step_number=step_number,
+                call_id=self.call_id,
+                provider=f"harness:{self.core.harness_id}",
+                model_id=self.model_id,
+                content=tuple(self.step_content),
+                finish_reason=finish_reason.unified,
+                raw_finish_reason=finish_reason.raw,
+                usage=usage,
+                provider_metadata=metadata,
+                tools_context=self.frozen.tools_context,
+                response=response,
+            )
+        )
+        await self.sink(response)
+        self._reset_step()
+
+    def _reset_step(self) -> None:
+        self.step_open = False
+        self.step_has_content = False
+        self.step_content = []
+        self.expected_calls = None
+        self.seen_in_step = 0
+
+    # -- host execution ------------------------------------------------------------------
+
+    def _begin_execution(self) -> None:
+        if self.running_executions == 0:
+            self.executions_idle = anyio.Event()
+        self.running_executions += 1
+
+    def _end_execution(self) -> None:
+        self.running_executions -= 1
+        if self.running_executions == 0:
+            self.executions_idle.set()
+
+    async def _join_executions(self) -> None:
+        await self.executions_idle.wait()
+        if self.deferred_failure is not None:
+            failure, self.deferred_failure = self.deferred_failure, None
+            raise _SliceFailed(failure)
+
+    def _start_submission(self, tool_call_id: str, output: Any, *, is_error: bool | None) -> None:
+        assert self.task_group is not None
+        self._begin_execution()
+        self.task_group.start_soon(self._submit_task, tool_call_id, output, is_error)
+
+    async def _submit_task(self, tool_call_id: str, output: Any, is_error: bool | None) -> None:
+        try:
+            await self._submit(tool_call_id, output, is_error=is_error)
+        except Exception as error:
+            self.deferred_failure = self.deferred_failure or error
+        finally:
+            self._end_execution()
+
+    async def _submit(
+        self,
+        tool_call_id: str,
+        output: Any,
+        *,
+        is_error: bool | None,
+        tool_result: dict[str, Any] | None = None,
+    ) -> None:
+        if self.core.suspending:
+            self._capture_suspended(tool_call_id, output, is_error, tool_result)
+            return
+        kwargs: dict[str, Any] = {}
+        if is_error:
+            kwargs["is_error"] = True
+        if tool_result is not None:
+            kwargs["tool_result"] = tool_result
+        await self.control.submit_tool_result(tool_call_id, output, **kwargs)
+
+    def _capture_suspended(
+        self,
+        tool_call_id: str,
+        output: Any,
+        is_error: bool | None,
+        tool_result: dict[str, Any] | None,
+    ) -> None:
+        """A host result computed while suspending is stored, not sent (6.1.7)."""
+        seen = self.seen_calls.get(tool_call_id)
+        pending = self.core.pending_results.get(tool_call_id)
+        approval = next(
+            (a for a in self.core.pending_approvals.values() if a.tool_call_id == tool_call_id),
+            None,
+        )
+        if seen is not None:
+            name, raw_input = seen.harness.tool_name, seen.harness.input
+        elif pending is not None:
+            name, raw_input = pending.tool_name, pending.input
+        elif approval is not None:
+            name, raw_input = approval.tool_name, approval.input
+        else:
+            raise HarnessTurnError(f"Unknown suspended tool call '{tool_call_id}'.")
+        self.core.pending_results[tool_call_id] = PendingToolResult(
+            tool_call_id=tool_call_id,
+            tool_name=name,
+            input=raw_input,
+            completed_result=CompletedToolResult(
+                output=_jsonable(output),
+                is_error=True if is_error else None,
+                tool_result=tool_result,
+            ),
+        )
+        self.core.state = TurnState.AWAITING_TOOL_RESULT
+        if seen is not None:
+            if is_error:
+                self.held.append(
+                    ConsumerToolErrorPart(
+                        tool_call_id=tool_call_id,
+                        tool_name=name,
+                        input=seen.consumer.input,
+                        error=strip_value(output, self.work_dir),
+                    )
+                )
+            else:
+                self.held.append(
+                    ConsumerToolResultPart(
+                        tool_call_id=tool_call_id,
+                        tool_name=name,
+                        input=seen.consumer.input,
+                        output=strip_value(output, self.work_dir),
+                    )
+                )
+
+    def _start_execution(self, part: ToolCallPart, tool: Tool) -> None:
+        assert self.task_group is not None
+        self._begin_execution()
+        self.task_group.start_soon(self._execution_task, part, tool)
+
+    async def _execution_task(self, part: ToolCallPart, tool: Tool) -> None:
+        try:
+            await self._execute_and_submit(part.tool_call_id, part.tool_name, part.input, tool)
+        except Exception as error:
+            self.deferred_failure = self.deferred_failure or error
+        finally:
+            self._end_execution()
+
+    async def _execute(
+        self, tool_call_id: str, name: str, raw_input: str, tool: Tool
+    ) -> tuple[bool, Any, BaseException | None]:
+        """Run a host tool. Returns ``(ok, value, error)``; preliminary results are held."""
+        context = (
+            self.frozen.tools_context.get(name)
+            if isinstance(self.frozen.tools_context, Mapping)
+            else None
+        )
+        validated = tool.validate_context(name, context)
+        _, value = parse_json_text(raw_input)
+        options = ToolExecutionOptions(
+            tool_call_id=tool_call_id,
+            sandbox=self.core.sandbox,
+            context=validated,
+            abort=self.abort,
+        )
+        assert tool.execute is not None
+        result = tool.execute(value, options)
+        if inspect.isasyncgen(result):
+            last: Any = None
+            async for item in result:
+                last = item
+                self.held.append(self._preliminary(tool_call_id, name, item))
+            return True, last, None
+        if inspect.isgenerator(result):
+            last = None
+            for item in result:
+                last = item
+                self.held.append(self._preliminary(tool_call_id, name, item))
+            return True, last, None
+        if inspect.isawaitable(result):
+            result = await result
+        return True, result, None
+
+    def _preliminary(self, tool_call_id: str, name: str, value: Any) -> ConsumerToolResultPart:
+        return ConsumerToolResultPart(
+            tool_call_id=tool_call_id,
+            tool_name=name,
+            output=strip_value(value, self.work_dir),
+            preliminary=True,
+        )
+
+    async def _execute_and_submit(
+        self, tool_call_id: str, name: str, raw_input: str, tool: Tool
+    ) -> tuple[bool, Any, BaseException | None]:
+        try:
+            ok, value, _ = await self._execute(tool_call_id, name, raw_input, tool)
+        except ToolContextValidationError as error:
+            await self._submit(tool_call_id, dict(CONTEXT_FAILED_OUTPUT), is_error=True)
+            return False, None, error
+        except Exception as error:
+            await self._submit(tool_call_id, {"error": _error_string(error)}, is_error=True)
+            return False, None, error
+        try:
+            await self._submit(tool_call_id, _jsonable(value), is_error=None)
+        except Exception as error:
+            # 6.1.6: retry as an error submission; if that fails too, the turn fails.
+            await self._submit(tool_call_id, {"error": _error_string(error)}, is_error=True)
+        return ok, value, None
+
+    async def _submit_approval(self, approval_id: str, approved: bool, reason: str | None) -> None:
+        submit = getattr(self.control, "submit_tool_approval", None)
+        if submit is None:
+            raise _SliceFailed(
+                HarnessCapabilityUnsupportedError(
+                    f"Harness '{self.core.harness_id}' emitted a built-in tool approval request "
+                    "but does not support approval responses.",
+                    harness_id=self.core.harness_id,
+                )
+            )
+        await submit(approval_id, approved, reason)
+
+    # -- continuations ---------------------------------------------------------------------
+
+    async def _settle_continuations(self) -> None:
+        if not self.continuing:
+            return
+        approvals = {a.approval_id: a for a in self.approvals}
+        for approval_id, record in list(self.core.pending_approvals.items()):
+            decision = approvals.get(approval_id)
+            if decision is None:
+                continue
+            await self._settle_approval(record, decision)
+            if self.outcome.paused:
+                return
+        explicit = {r.tool_call_id: r for r in self.results}
+        for call_id, pending in list(self.core.pending_results.items()):
+            result = explicit.get(call_id)
+            if result is not None:
+                await self._settle_result(pending, result)
+            elif pending.completed_result is not None:
+                stored = pending.completed_result
+                del self.core.pending_results[call_id]
+                self.host_settled.add(call_id)
+                await self._submit(
+                    call_id,
+                    stored.output,
+                    is_error=stored.is_error,
+                    tool_result=stored.tool_result,
+                )
+        # Records still unanswered stay pending while the slice reads on; the adapter
+        # decides whether it can proceed without them (ambiguity 34).
+
+    def _rebuilt_call(self, record: PendingToolApproval) -> ConsumerToolCallPart:
+        seen = self.seen_calls.get(record.tool_call_id)
+        if seen is not None:
+            return seen.consumer
+        ok, value = parse_json_text(strip_work_dir(record.input, self.work_dir))
+        return ConsumerToolCallPart(
+            tool_call_id=record.tool_call_id,
+            tool_name=record.tool_name,
+            input=value if ok else record.input,
+            provider_executed=record.provider_executed,
+        )
+
+    async def _settle_approval(
+        self, record: PendingToolApproval, decision: ApprovalContinuation
+    ) -> None:
+        call = self._rebuilt_call(record)
+        await self.sink(
+            ConsumerToolApprovalResponsePart(
+                approval_id=record.approval_id,
+                tool_call=call,
+                approved=decision.approved,
+                reason=decision.reason,
+                provider_executed=record.provider_executed,
+            )
+        )
+        del self.core.pending_approvals[record.approval_id]
+        self.consumed_approvals.add(record.approval_id)
+        self.swallow_next_finish_step = True
+        if record.kind == "builtin":
+            await self._submit_approval(record.approval_id, decision.approved, decision.reason)
+            self.builtin_settled.add(record.tool_call_id)
+            return
+        self.host_settled.add(record.tool_call_id)
+        if not decision.approved:
+            denied: dict[str, Any] = {"type": "execution-denied"}
+            if decision.reason is not None:
+                denied["reason"] = decision.reason
+            await self._submit(record.tool_call_id, denied, is_error=None)
+            return
+        tool = self.frozen.executable_tools.get(record.tool_name)
+        if tool is None:
+            await self._submit(
+                record.tool_call_id,
+                {"type": "execution-denied", "reason": inactive_tool_reason(record.tool_name)},
+                is_error=None,
+            )
+            return
+        if tool.execute is None:
+            self.host_settled.discard(record.tool_call_id)
+            self.core.pending_results[record.tool_call_id] = PendingToolResult(
+                tool_call_id=record.tool_call_id, tool_name=record.tool_name, input=record.input
+            )
+            self.core.state = TurnState.AWAITING_TOOL_RESULT
+            self.outcome.paused = True
+            await self._finish_result(FinishReason(unified="tool-calls"))
+            return
+        ok, value, error = await self._execute_and_submit(
+            record.tool_call_id, record.tool_name, record.input, tool
+        )
+        await self._flush_held(record=False)
+        if ok:
+            await self.sink(
+                ConsumerToolResultPart(
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    input=call.input,
+                    output=strip_value(_jsonable(value), self.work_dir),
+                )
+            )
+        else:
+            await self.sink(
+                ConsumerToolErrorPart(
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    input=call.input,
+                    error=error,
+                )
+            )
+
+    async def _settle_result(self, pending: PendingToolResult, result: ResultContinuation) -> None:
+        del self.core.pending_results[pending.tool_call_id]
+        self.host_settled.add(pending.tool_call_id)
+        self.swallow_next_finish_step = True
+        tool_result = (
+            dict(result.tool_result)
+            if result.tool_result is not None
+            else {
+                "type": "tool-result",
+                "toolCallId": pending.tool_call_id,
+            }
+        )
+        tool_result["toolName"] = pending.tool_name
+        provider_options = tool_result.get("providerOptions") or pending.provider_options
+        if provider_options is not None:
+            tool_result["providerOptions"] = provider_options
+        await self._submit(
+            pending.tool_call_id,
+            result.output if result.has_output else None,
+            is_error=True if result.is_error else None,
+            tool_result=_jsonable(tool_result),
+        )
+
+    # -- endings -----------------------------------------------------------------------------
+
+    async def _pause(self) -> None:
+        """Host-input pause (5.3.3): close the step synthetically and finish the result."""
+        await self._join_executions()
+        await self._close_step(FinishReason(unified="tool-calls"), LanguageModelUsage(), None)
+        self.core.state = self.core.awaiting_state()
+        self.outcome.paused = True
+        await self._finish_result(FinishReason(unified="tool-calls"))
+
+    async def _stop_condition_hit(self) -> bool:
+        lookahead = await self._next()
+        self.queue.push_front([lookahead])
+        if isinstance(lookahead, FinishPart | _Done | DoneFailed):
+            return False
+        context = {"steps": list(self.outcome.steps)}
+        hit = False
+        for condition in self.stop_when:
+            value = condition(context)
+            if inspect.isawaitable(value):
+                value = await value
+            hit = hit or bool(value)
+        if not hit:
+            return False
+        self.core.suspending = True
+        state = await self.suspend_adapter()
+        self.core.captured_state = state
+        # The adapter's done() settles after draining; keep what it emitted for the next
+        # slice (the lookahead included) instead of losing it.
+        leftovers: list[StreamPart] = []
+        with anyio.move_on_after(self.abort_grace):
+            while True:
+                item = await self.queue.get()
+                if isinstance(item, _Done | DoneFailed):
+                    break
+                leftovers.append(item)
+        self.core.buffered_parts = leftovers
+        self.core.state = TurnState.SUSPENDED
+        self.outcome.suspended = True
+        await self._finish_result(self._final_reason())
+        return True
+
+    async def _on_stream_closed(self) -> None:
+        await self._join_executions()
+        if self.core.suspending:
+            await self._close_suspended()
+            return
+        if self.step_has_content:
+            await self._fail(HarnessTurnError(UNCLOSED_STEP_MESSAGE))
+            return
+        if self.abort.is_set():
+            await self._fail(_abort_error())
+            return
+        await self._finish_result(self._final_reason())
+
+    async def _close_suspended(self) -> None:
+        """The stream closed because of a deliberate suspension: not a failure."""
+        await self._flush_held(record=False)
+        self.outcome.suspended = True
+        await self._finish_result(self._final_reason())
+
+    def _final_reason(self) -> FinishReason:
+        if self.outcome.finish is not None:
+            return self.outcome.finish.finish_reason
+        if self.outcome.steps:
+            last = self.outcome.steps[-1]
+            return FinishReason(unified=last.finish_reason, raw=last.raw_finish_reason)  # type: ignore[arg-type]
+        return FinishReason(unified="other")
+
+    async def _finish_result(self, reason: FinishReason) -> None:
+        finish = self.outcome.finish
+        if finish is not None:
+            usage = normalize_usage(finish.total_usage)
+            metadata = finish.harness_metadata
+        else:
+            usage = LanguageModelUsage()
+            for step in self.outcome.steps:
+                usage = add_usage(usage, step.usage)
+            metadata = self.outcome.steps[-1].provider_metadata if self.outcome.steps else None
+        await self.sink(
+            ConsumerFinishPart(
+                finish_reason=reason.unified,
+                raw_finish_reason=reason.raw,
+                total_usage=usage,
+                provider_metadata=metadata,
+            )
+        )
+
+    async def _fail(self, error: BaseException) -> None:
+        if self.abort.is_set():
+            self.outcome.aborted = True
+            reason = _abort_reason(self.abort)
+            self.outcome.abort_reason = reason
+            self.outcome.error = _abort_error()
+            await self.sink(ConsumerAbortPart(reason=reason))
+            return
+        self.outcome.error = error
+        await self.sink(ConsumerErrorPart(error=error))
+
+
+def _abort_reason(abort: anyio.Event) -> str:
+    # anyio events carry no reason; the agent records one on the event when it has it.
+    reason = getattr(abort, "harness_reason", None)
+    return reason if isinstance(reason, str) else "The turn was aborted."
+
+
+def _abort_error() -> BaseException:
+    return HarnessTurnError("The turn was aborted.")
+
+
+def _as_exception(value: Any) -> BaseException:
+    if isinstance(value, BaseException):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("message"), str):
+        return HarnessTurnError(value["message"])
+    return HarnessTurnError(value if isinstance(value, str) else json.dumps(value, default=repr))
+
+
+def _error_string(error: BaseException) -> str:
+    """``String(err)`` of the TypeScript agent, in Python terms: ``Name: message``."""
+    return f"{type(error).__name__}: {error}"
+
+
+def _jsonable(value: Any) -> Any:
+    """Tool outputs cross into JSON: models dump, other values must already be JSON."""
+    if isinstance(value, WireModel):
+        return value.to_wire()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return value
