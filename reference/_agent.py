@@ -18,6 +18,7 @@ from harness_testkit.spec import (
     ContinueTurnState,
     HarnessAdapter,
     HarnessCapabilityUnsupportedError,
+    HarnessError,
     HarnessUsageError,
     JsonResponseFormat,
     NetworkSandboxSession,
@@ -209,9 +210,9 @@ class HarnessAgent:
     ) -> None:
         version = getattr(harness, "specification_version", None)
         if version != "harness-v1":
-            raise HarnessUsageError(
-                f"HarnessAgent: harness {getattr(harness, 'harness_id', harness)!r} declares "
-                f"specification_version {version!r}; this agent implements 'harness-v1'."
+            raise HarnessError(
+                f"HarnessAgent: harness '{getattr(harness, 'harness_id', '?')}' implements "
+                f"specificationVersion '{version}'; expected 'harness-v1'."
             )
         self.harness = harness
         self.harness_id: str = harness.harness_id
@@ -712,10 +713,12 @@ class HarnessAgent:
             if inspect.isawaitable(returned):
                 returned = await returned
             if returned is not None:
-                call = {key: returned.get(key) for key in base}
-                for key in ("prompt", "messages"):
-                    if key not in returned:
-                        call[key] = base[key]
+                # Overrides, key by key (SESSION-027): an omitted or None key keeps the base.
+                call = {key: base[key] if returned.get(key) is None else returned[key] for key in base}
+                if returned.get("prompt") is not None and returned.get("messages") is None:
+                    call["messages"] = None
+                if returned.get("messages") is not None and returned.get("prompt") is None:
+                    call["prompt"] = None
                 tail = call["messages"] if call["messages"] is not None else call["prompt"]
                 if isinstance(tail, list) and extract_message_continuations(tail) is not None:
                     raise HarnessUsageError(

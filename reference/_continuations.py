@@ -96,12 +96,18 @@ def normalize_result_continuations(items: Iterable[Any] | None) -> list[ResultCo
                 f"A tool result continuation needs `toolCallId` (string); got {item!r}."
             )
         output = _get(item, "output")
-        is_part = (
-            _get(item, "type") == "tool-result"
-            and isinstance(output, Mapping)
-            and (output.get("type") in _WRAPPED_OUTPUT_TYPES)
-        )
-        if is_part:
+        kind = _get(item, "type")
+        if kind is not None and kind != "tool-result":
+            raise HarnessUsageError(
+                f"Tool result continuation for '{call_id}' has type {kind!r}; use the raw form "
+                "(no `type`) or an AI SDK tool-result part (`type: 'tool-result'`)."
+            )
+        if kind == "tool-result":
+            if not isinstance(output, Mapping) or output.get("type") not in _WRAPPED_OUTPUT_TYPES:
+                raise HarnessUsageError(
+                    f"Tool result continuation for '{call_id}' has an output of unknown type; "
+                    f"expected `output.type` to be one of {', '.join(_WRAPPED_OUTPUT_TYPES)}."
+                )
             has_output, value, is_error = _unwrap_output(output)
             part = dict(item) if isinstance(item, Mapping) else {"type": "tool-result"}
             part.setdefault("toolCallId", call_id)

@@ -14,6 +14,7 @@ from harness_testkit.spec import (
     ContinueTurnOptions,
     ContinueTurnState,
     HarnessCapabilityUnsupportedError,
+    HarnessError,
     HarnessSession,
     HarnessSessionStateError,
     NetworkSandboxSession,
@@ -330,10 +331,10 @@ class AgentSession:
             with anyio.move_on_after(grace) as scope:
                 await core.slice_finished.wait()
             if scope.cancelled_caught:
-                raise HarnessSessionStateError(
+                raise HarnessError(
                     f"Harness '{core.harness_id}' did not close the suspended turn's stream "
-                    f"within {grace} seconds; an adapter must resolve done() after "
-                    "do_suspend_turn()."
+                    f"within {grace} seconds while suspending session {self.session_id}; an "
+                    "adapter must resolve done() after do_suspend_turn()."
                 )
         elif core.queue is not None and not core.queue.closed:
             # Nobody is reading (a paused turn): let the adapter drain, keep what it emitted.

@@ -55,6 +55,7 @@ from harness_testkit.spec import (
     FinishStepPart,
     HarnessCapabilityUnsupportedError,
     HarnessTurnError,
+    InvalidLifecycleStateError,
     LanguageModelUsage,
     PendingToolApproval,
     PendingToolResult,
@@ -78,6 +79,7 @@ from harness_testkit.spec import (
     ToolInputStartPart,
     ToolResultPart,
     TurnSettings,
+    find_non_json,
     inactive_tool_reason,
     is_builtin_tool_included,
     parse_stream_part,
@@ -616,7 +618,11 @@ class SliceRunner:
 
     async def _dispatch_host_call(self, part: ToolCallPart, consumer: ConsumerToolCallPart) -> None:
         name = part.tool_name
-        if name == QUESTIONS_TOOL and QUESTIONS_TOOL in self.core.harness_builtins:
+        if (
+            name == QUESTIONS_TOOL
+            and QUESTIONS_TOOL in self.core.harness_builtins
+            and is_builtin_tool_included(self.frozen.builtin_filter, name)
+        ):
             self._register_pending_result(part)
             return
         tool = self.frozen.executable_tools.get(name)
@@ -672,6 +678,12 @@ class SliceRunner:
             return
         if tool.execute is None:
             self._register_pending_result(part)
+            return
+        if consumer.invalid:
+            # Never run an executor on input that violates its schema (HOSTTOOL-004).
+            self._start_submission(
+                part.tool_call_id, {"error": _error_string(consumer.error)}, is_error=True
+            )
             return
         self._start_execution(part, tool)
 
@@ -967,6 +979,14 @@ class SliceRunner:
             name, raw_input = approval.tool_name, approval.input
         else:
             raise HarnessTurnError(f"Unknown suspended tool call '{tool_call_id}'.")
+        problem = find_non_json(_jsonable(output), "output") or find_non_json(
+            tool_result, "toolResult"
+        )
+        if problem is not None:
+            raise InvalidLifecycleStateError(
+                f"The result of tool call '{tool_call_id}' ({name}) cannot be stored in the "
+                f"continue state: {problem}. Host tools must return JSON values."
+            )
         self.core.pending_results[tool_call_id] = PendingToolResult(
             tool_call_id=tool_call_id,
             tool_name=name,
@@ -1112,8 +1132,12 @@ class SliceRunner:
                     is_error=stored.is_error,
                     tool_result=stored.tool_result,
                 )
-        # Records still unanswered stay pending while the slice reads on; the adapter
-        # decides whether it can proceed without them (ambiguity 34).
+        if self.core.pending_approvals:
+            # A partial answer re-pauses at once (APPROVAL-038): the adapter may need the
+            # other answers, and reading on could wait forever.
+            self.core.state = TurnState.AWAITING_APPROVAL
+            self.outcome.paused = True
+            await self._finish_result(FinishReason(unified="tool-calls"))
 
     def _rebuilt_call(self, record: PendingToolApproval) -> ConsumerToolCallPart:
         seen = self.seen_calls.get(record.tool_call_id)
@@ -1222,7 +1246,8 @@ class SliceRunner:
     async def _pause(self) -> None:
         """Host-input pause (5.3.3): close the step synthetically and finish the result."""
         await self._join_executions()
-        await self._close_step(FinishReason(unified="tool-calls"), LanguageModelUsage(), None)
+        if self.step_open or self.step_has_content or self.held:
+            await self._close_step(FinishReason(unified="tool-calls"), LanguageModelUsage(), None)
         self.core.state = self.core.awaiting_state()
         self.outcome.paused = True
         await self._finish_result(FinishReason(unified="tool-calls"))
@@ -1230,8 +1255,8 @@ class SliceRunner:
     async def _stop_condition_hit(self) -> bool:
         lookahead = await self._next()
         self.queue.push_front([lookahead])
-        if isinstance(lookahead, FinishPart | _Done | DoneFailed):
-            return False
+        if isinstance(lookahead, FinishPart | ErrorPart | _Done | DoneFailed):
+            return False  # a terminal step finishes naturally; an error is never hidden
         context = {"steps": list(self.outcome.steps)}
         hit = False
         for condition in self.stop_when:
