@@ -18,6 +18,8 @@ from harness_testkit import __version__
 _SUBCOMMANDS: dict[str, str] = {
     "spec": "harness_testkit.spec._cli:spec",
     "sandbox": "harness_testkit.reference._sandbox_cli:sandbox",
+    "check": "harness_testkit.conformance._cli:check",
+    "replay": "harness_testkit.conformance._cli:replay",
 }
 
 

@@ -1,0 +1,213 @@
+"""What a check works with: the adapter under test, sandboxes, agents and transcripts."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+
+from harness_testkit.reference import (
+    AgentSession,
+    GenerateResult,
+    HarnessAgent,
+    LocalSandboxProvider,
+    StreamResult,
+)
+from harness_testkit.spec import ConsumerPart, HarnessAdapter, SandboxProvider
+
+from ._capabilities import AdapterCapabilities
+from ._checks import CheckFailed
+from ._recording import RecordingAdapter
+
+__all__ = [
+    "PROFILES",
+    "AdapterTarget",
+    "CheckContext",
+    "Profile",
+    "load_target",
+]
+
+AdapterFactory = Callable[[], HarnessAdapter]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A conformance depth: how many generated examples each property check runs."""
+
+    name: str
+    max_examples: int
+    description: str
+
+
+PROFILES: Mapping[str, Profile] = {
+    "smoke": Profile("smoke", 5, "fast gate, under a minute on 2 cores"),
+    "standard": Profile("standard", 25, "CI default"),
+    "exhaustive": Profile("exhaustive", 200, "nightly"),
+}
+
+
+@dataclass(frozen=True)
+class AdapterTarget:
+    """The adapter under test: a factory plus its declared capabilities.
+
+    Attributes:
+        factory: Returns a fresh adapter each call.
+        capabilities: What the adapter claims to support.
+        name: How reports and replay commands name it (``package.module:factory``).
+    """
+
+    factory: AdapterFactory
+    capabilities: AdapterCapabilities = field(default_factory=AdapterCapabilities)
+    name: str = "adapter"
+
+
+def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> AdapterTarget:
+    """Import ``package.module:factory``.
+
+    The declaration comes from ``capabilities`` when given, else from a
+    ``capabilities`` attribute on the factory (an ``AdapterCapabilities`` or a dict),
+    else the conservative defaults.
+
+    Raises:
+        ValueError: naming what is wrong with ``spec``.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"adapter {spec!r} must look like 'package.module:factory'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"cannot import {module_name!r} for adapter {spec!r}: {error}") from error
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise ValueError(f"{module_name}.{attribute} is missing or not callable")
+    declared = capabilities
+    if declared is None:
+        raw = getattr(factory, "capabilities", None)
+        if isinstance(raw, AdapterCapabilities):
+            declared = raw
+        elif isinstance(raw, Mapping):
+            declared = AdapterCapabilities.model_validate(dict(raw))
+        else:
+            declared = AdapterCapabilities()
+    return AdapterTarget(factory=factory, capabilities=declared, name=spec)
+
+
+class CheckContext:
+    """Per-check resources; everything it creates is torn down by :meth:`aclose`.
+
+    Args:
+        target: The adapter under test.
+        profile: The conformance depth.
+        seed: Seed for generated scenarios and ids.
+        sandbox: ``local`` (default) or ``docker``.
+        workdir: A private directory for local sandboxes.
+    """
+
+    def __init__(
+        self,
+        target: AdapterTarget,
+        *,
+        profile: Profile,
+        seed: int,
+        sandbox: Literal["local", "docker"],
+        workdir: Path,
+    ) -> None:
+        self.target = target
+        self.capabilities = target.capabilities
+        self.profile = profile
+        self.seed = seed
+        self.sandbox_kind = sandbox
+        self.workdir = workdir
+        self.adapters: list[RecordingAdapter] = []
+        self._sessions: list[AgentSession] = []
+        self._provider: SandboxProvider | None = None
+        self.notes: dict[str, Any] = {}
+
+    # -- resources -----------------------------------------------------------------------
+
+    def adapter(self) -> RecordingAdapter:
+        """A fresh adapter from the factory, wrapped for recording."""
+        adapter = RecordingAdapter(self.target.factory())
+        self.adapters.append(adapter)
+        return adapter
+
+    def sandbox_provider(self) -> SandboxProvider:
+        """The sandbox provider shared by the check's sessions."""
+        if self._provider is None:
+            if self.sandbox_kind == "docker":
+                from harness_testkit.reference import DockerSandboxProvider  # type: ignore[attr-defined]
+
+                self._provider = DockerSandboxProvider()
+            else:
+                self._provider = LocalSandboxProvider(root_dir=self.workdir / "sandboxes")
+        return self._provider
+
+    def agent(self, adapter: HarnessAdapter | None = None, **settings: Any) -> HarnessAgent:
+        """A reference agent over ``adapter`` (default: a fresh recorded adapter)."""
+        return HarnessAgent(
+            harness=adapter if adapter is not None else self.adapter(),
+            sandbox=self.sandbox_provider(),
+            **settings,
+        )
+
+    async def create_session(self, agent: HarnessAgent, **options: Any) -> AgentSession:
+        """``agent.create_session`` with the session destroyed when the check ends."""
+        session = await agent.create_session(**options)
+        self._sessions.append(session)
+        return session
+
+    async def aclose(self) -> None:
+        """Destroy every session the check created (errors swallowed)."""
+        with anyio.CancelScope(shield=True):
+            for session in reversed(self._sessions):
+                try:
+                    with anyio.move_on_after(30):
+                        await session.destroy()
+                except Exception:  # teardown must not hide the check's own outcome
+                    pass
+
+    # -- turns ---------------------------------------------------------------------------
+
+    async def collect(self, result: StreamResult) -> list[ConsumerPart]:
+        """All consumer parts of a result, bounded by the declared turn timeout."""
+        parts: list[ConsumerPart] = []
+        with anyio.fail_after(self.capabilities.turn_timeout):
+            async for part in result.full_stream:
+                parts.append(part)
+        return parts
+
+    async def run_prompt(
+        self, agent: HarnessAgent, session: AgentSession, prompt: str, **options: Any
+    ) -> list[ConsumerPart]:
+        """Stream one prompt turn and return its consumer parts (bounded)."""
+        try:
+            with anyio.fail_after(self.capabilities.turn_timeout):
+                result = await agent.stream(session=session, prompt=prompt, **options)
+                return await self.collect(result)
+        except TimeoutError as error:
+            raise CheckFailed(
+                "ADAPTER-042",
+                f"the turn did not finish within {self.capabilities.turn_timeout} s "
+                "(declared turn_timeout); the adapter hangs",
+            ) from error
+
+    async def generate(
+        self, agent: HarnessAgent, session: AgentSession, prompt: str, **options: Any
+    ) -> GenerateResult:
+        """``agent.generate`` bounded by the declared turn timeout."""
+        with anyio.fail_after(self.capabilities.turn_timeout):
+            return await agent.generate(session=session, prompt=prompt, **options)
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """What every adapter of this check recorded (JSON-ready)."""
+        return [session for adapter in self.adapters for session in adapter.transcript()]
+
+    @property
+    def prompts(self) -> Sequence[str]:
+        """Prompts the adapter accepts (declared)."""
+        return self.capabilities.prompts

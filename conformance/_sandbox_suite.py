@@ -1,0 +1,1150 @@
+"""The sandbox provider conformance suite: plain async checks, no pytest.
+
+Any :class:`~harness_testkit.spec.SandboxProvider` (the kit's or a user's) is checked
+through a :class:`SandboxTarget`: the provider, a factory for a fresh instance over the
+same backing store (to prove resume works "from another process"), and the
+:class:`SandboxCapabilities` it claims. Every check in :data:`SANDBOX_CHECKS` names the
+catalogue requirements it verifies; a check whose capability is not claimed raises
+:class:`SandboxCheckSkipped` naming the capability, and a failed expectation raises
+:class:`SandboxCheckFailure` with the requirement, expected vs observed, and the replay
+command.
+
+Property checks draw their examples with hypothesis in a worker thread and run each
+example on the caller's event loop, so one session serves all examples on asyncio and
+trio alike.
+
+Usage from pytest (one fixture, as in the kit's own tests)::
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("check", SANDBOX_CHECKS, ids=lambda check: check.name)
+    async def test_sandbox(check, sandbox_target):
+        try:
+            await run_sandbox_check(check, sandbox_target)
+        except SandboxCheckSkipped as skipped:
+            pytest.skip(str(skipped))
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness_testkit.reference._sandbox_common import extract_lines
+from harness_testkit.spec._errors import (
+    HarnessCapabilityUnsupportedError,
+    SandboxAbortedError,
+    SandboxError,
+    SandboxPathError,
+    SandboxTimeoutError,
+)
+from harness_testkit.spec._protocols import (
+    NetworkSandboxSession,
+    OnFirstCreate,
+    SandboxProcess,
+    SandboxProvider,
+    SandboxSession,
+)
+
+__all__ = [
+    "SANDBOX_CHECKS",
+    "SandboxCapabilities",
+    "SandboxCheck",
+    "SandboxCheckFailure",
+    "SandboxCheckSkipped",
+    "SandboxTarget",
+    "run_sandbox_check",
+    "sandbox_file_contents",
+    "sandbox_relative_paths",
+]
+
+_T = TypeVar("_T")
+
+#: Upper bound for anything the suite expects to be quick (a killed ``sleep 30``...).
+#: Generous on purpose: the checks verify behaviour, never performance.
+_QUICK = 15.0
+
+
+# -- declarations ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxCapabilities:
+    """What a provider claims beyond the required contract; all off by default.
+
+    A check that needs an unclaimed capability is skipped with the capability's name;
+    claiming one the provider lacks makes that check fail.
+
+    Attributes:
+        resume: ``resume_session(session_id)`` reopens a session, also from a fresh
+            provider instance (another process), with its files intact.
+        snapshots: ``identity`` + ``on_first_create`` run the setup once per identity and
+            later sessions start from its effects (SANDBOX-027 in full, concurrency
+            included).
+        path_confinement: File paths resolving outside the session root (``..``,
+            absolute paths, symlinks) are refused with ``SandboxPathError``.
+        kills_process_tree: Timeouts, aborts and ``kill()`` take the command's children
+            down too, not only the shell.
+        network_isolation: The only network interface inside the sandbox is ``lo``.
+        resource_limits: Memory and process-count limits contain a memory hog and a fork
+            bomb; the session stays usable afterwards. Never claim it for a provider
+            that runs commands on the host: the checks really run a fork bomb.
+    """
+
+    resume: bool = False
+    snapshots: bool = False
+    path_confinement: bool = False
+    kills_process_tree: bool = False
+    network_isolation: bool = False
+    resource_limits: bool = False
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The capability names, in declaration order."""
+        return tuple(field.name for field in fields(cls))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxTarget:
+    """The provider under test and how to check it.
+
+    Attributes:
+        provider: The provider; checks create (and always destroy) their own sessions.
+        capabilities: What the provider claims.
+        fresh_provider: Builds a new provider instance over the same backing store, used
+            to resume sessions "from another process"; ``None`` reuses ``provider``.
+        max_examples: Hypothesis examples per property check (each example is a few
+            sandbox round trips).
+        replay: The command that reruns one check, ``{check}`` replaced by its name;
+            quoted in failure messages.
+    """
+
+    provider: SandboxProvider
+    capabilities: SandboxCapabilities = SandboxCapabilities()
+    fresh_provider: Callable[[], SandboxProvider] | None = None
+    max_examples: int = 10
+    replay: str = "pytest -k {check}"
+
+
+class SandboxCheckFailure(AssertionError):
+    """A provider broke a requirement; the message says which, expected vs observed.
+
+    Args:
+        check: The check's name.
+        requirements: The requirement ids it verifies.
+        expected: What the requirement demands.
+        observed: What the provider did.
+        replay: The command that reruns the check.
+    """
+
+    def __init__(
+        self, check: str, requirements: Sequence[str], expected: str, observed: str, replay: str
+    ) -> None:
+        self.check = check
+        self.requirements = tuple(requirements)
+        self.expected = expected
+        self.observed = observed
+        ids = ", ".join(self.requirements) or "no catalogue id yet"
+        super().__init__(
+            f"[{ids}] sandbox check {check} failed.\n"
+            f"  expected: {expected}\n"
+            f"  observed: {observed}\n"
+            f"  replay:   {replay}"
+        )
+
+
+class SandboxCheckSkipped(Exception):
+    """The check needs a capability the target does not claim.
+
+    Args:
+        check: The check's name.
+        capability: The missing capability (a :class:`SandboxCapabilities` field).
+    """
+
+    def __init__(self, check: str, capability: str) -> None:
+        self.check = check
+        self.capability = capability
+        super().__init__(
+            f"sandbox check {check} needs capability {capability!r}, which the provider "
+            "does not claim (SandboxCapabilities)."
+        )
+
+
+@dataclass(frozen=True)
+class SandboxCheck:
+    """One conformance check.
+
+    Attributes:
+        name: Stable name (``test ids``, ``-k`` selection).
+        requirements: Catalogue ids it verifies (empty: a kit decision not catalogued).
+        statement: What it verifies, in one sentence.
+        function: The check itself.
+        capability: The capability it needs, if any.
+    """
+
+    name: str
+    requirements: tuple[str, ...]
+    statement: str
+    function: Callable[[_Context], Awaitable[None]]
+    capability: str | None = None
+
+
+async def run_sandbox_check(check: SandboxCheck, target: SandboxTarget) -> None:
+    """Run one check against ``target``.
+
+    Args:
+        check: The check.
+        target: The provider and its claims.
+
+    Raises:
+        SandboxCheckSkipped: The check needs a capability the target does not claim.
+        SandboxCheckFailure: The provider broke the requirement.
+    """
+    if check.capability is not None and not getattr(target.capabilities, check.capability):
+        raise SandboxCheckSkipped(check.name, check.capability)
+    await check.function(_Context(check, target))
+
+
+# -- strategies ------------------------------------------------------------------------
+
+_name_characters = st.characters(codec="utf-8", exclude_characters="/\0", min_codepoint=1)
+_path_components = st.text(_name_characters, min_size=1, max_size=24).filter(
+    lambda name: name not in {".", ".."} and len(name.encode()) <= 200
+)
+
+#: Relative file paths of one to three unicode components (no ``.``/``..``, no NUL).
+sandbox_relative_paths: st.SearchStrategy[str] = st.lists(
+    _path_components, min_size=1, max_size=3
+).map("/".join)
+
+#: File contents: unicode text (any line endings) or raw bytes, empty included.
+sandbox_file_contents: st.SearchStrategy[str | bytes] = st.one_of(
+    st.text(st.characters(codec="utf-8"), max_size=300),
+    st.binary(max_size=2048),
+)
+
+_line_texts = st.lists(
+    st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=8),
+    max_size=8,
+).flatmap(
+    lambda lines: st.sampled_from(["\n", "\r\n", "\r"]).map(lambda ending: ending.join(lines))
+)
+_line_numbers = st.none() | st.integers(min_value=-2, max_value=12)
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+class _Context:
+    """What a check function receives: the target plus assertion and session helpers."""
+
+    def __init__(self, check: SandboxCheck, target: SandboxTarget) -> None:
+        self.check = check
+        self.target = target
+        self.capabilities = target.capabilities
+
+    def fail(self, expected: str, observed: str) -> SandboxCheckFailure:
+        return SandboxCheckFailure(
+            self.check.name,
+            self.check.requirements,
+            expected,
+            observed,
+            self.target.replay.format(check=self.check.name),
+        )
+
+    def expect(self, condition: bool, expected: str, observed: object) -> None:
+        if not condition:
+            raise self.fail(expected, repr(observed))
+
+    @staticmethod
+    def new_session_id() -> str:
+        return f"conformance-{uuid.uuid4().hex[:16]}"
+
+    @asynccontextmanager
+    async def session(
+        self,
+        *,
+        provider: SandboxProvider | None = None,
+        session_id: str | None = None,
+        identity: str | None = None,
+        on_first_create: OnFirstCreate | None = None,
+    ) -> AsyncIterator[NetworkSandboxSession]:
+        """A fresh session, destroyed afterwards whatever happens."""
+        chosen = provider or self.target.provider
+        session = await chosen.create_session(
+            session_id=session_id or self.new_session_id(),
+            identity=identity,
+            on_first_create=on_first_create,
+        )
+        try:
+            yield session
+        finally:
+            with anyio.CancelScope(shield=True):
+                await session.destroy()
+
+    async def examples(
+        self,
+        strategy: st.SearchStrategy[_T],
+        body: Callable[[_T], Coroutine[Any, Any, None]],
+    ) -> None:
+        """Run ``body`` on hypothesis examples of ``strategy`` (on this event loop)."""
+
+        def drive() -> None:
+            @settings(
+                max_examples=self.target.max_examples,
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+            )
+            @given(strategy)
+            def property_check(example: _T) -> None:
+                anyio.from_thread.run(body, example)
+
+            property_check()
+
+        await anyio.to_thread.run_sync(drive)
+
+
+async def _read_all(stream: Any, *, until: bytes | None = None) -> bytes:
+    """Read a byte stream to its end (or until ``until`` appears)."""
+    data = b""
+    with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        while until is None or until not in data:
+            data += await stream.receive()
+    return data
+
+
+def _alive_script(pid_file: str) -> str:
+    # A zombie still answers kill -0; it counts as gone (nothing runs any more).
+    return (
+        f'p=$(cat "{pid_file}" 2>/dev/null) || exit 1; [ -n "$p" ] || exit 1; '
+        'kill -0 "$p" 2>/dev/null || exit 1; '
+        'grep -qs "^State:[[:space:]]*Z" "/proc/$p/status" && exit 1; exit 0'
+    )
+
+
+async def _gone(ctx: _Context, session: SandboxSession, pid_file: str) -> bool:
+    """Whether the process whose pid is in ``pid_file`` is gone (polls briefly)."""
+    with anyio.move_on_after(_QUICK):
+        while True:
+            result = await session.run(_alive_script(pid_file), timeout=_QUICK)
+            if result.exit_code != 0:
+                return True
+            await anyio.sleep(0.1)
+    return False
+
+
+# -- checks: shape ---------------------------------------------------------------------
+
+
+async def _check_session_shape(ctx: _Context) -> None:
+    provider = ctx.target.provider
+    ctx.expect(isinstance(provider, SandboxProvider), "a SandboxProvider", type(provider))
+    ctx.expect(
+        isinstance(provider.provider_id, str) and bool(provider.provider_id),
+        "provider_id is a non-empty string",
+        provider.provider_id,
+    )
+    async with ctx.session() as session:
+        ctx.expect(
+            isinstance(session, NetworkSandboxSession),
+            "create_session returns a NetworkSandboxSession",
+            type(session),
+        )
+        ctx.expect(
+            isinstance(session.description, str) and bool(session.description.strip()),
+            "description is a non-empty string",
+            session.description,
+        )
+        ctx.expect(isinstance(session.id, str) and bool(session.id), "a non-empty id", session.id)
+        directory = session.default_working_directory
+        ctx.expect(
+            isinstance(directory, str) and directory.startswith("/"),
+            "default_working_directory is absolute",
+            directory,
+        )
+        ctx.expect(
+            all(isinstance(port, int) for port in session.ports),
+            "ports is a sequence of ints",
+            session.ports,
+        )
+        restricted = session.restricted()
+        ctx.expect(
+            isinstance(restricted, SandboxSession), "restricted() is a SandboxSession", restricted
+        )
+
+
+async def _check_restricted_view(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        restricted = session.restricted()
+        lifecycle = [
+            name for name in ("stop", "destroy", "restricted") if hasattr(restricted, name)
+        ]
+        ctx.expect(not lifecycle, "restricted() has no lifecycle members", lifecycle)
+        await restricted.write_text_file("through-restricted.txt", "from the view")
+        seen = await session.read_text_file("through-restricted.txt")
+        ctx.expect(seen == "from the view", "the session reads what the view wrote", seen)
+        await session.write_text_file("through-session.txt", "from the session")
+        result = await restricted.run("cat through-session.txt")
+        ctx.expect(
+            result.stdout == "from the session",
+            "the view's processes see what the session wrote",
+            result,
+        )
+
+
+async def _check_port_endpoint(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        exposed = set(session.ports)
+        port = next(candidate for candidate in range(3000, 65535) if candidate not in exposed)
+        try:
+            endpoint = await session.get_port_endpoint(port, "ws")
+        except HarnessCapabilityUnsupportedError as error:
+            ctx.expect(str(port) in str(error), f"the error names port {port}", str(error))
+        else:
+            raise ctx.fail(
+                f"HarnessCapabilityUnsupportedError for unexposed port {port}",
+                repr(endpoint),
+            )
+
+
+# -- checks: files ---------------------------------------------------------------------
+
+
+async def _check_missing_files(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        for path in ("missing.txt", "missing/deeper/file.bin"):
+            text = await session.read_text_file(path)
+            ctx.expect(text is None, f"read_text_file({path!r}) is None", text)
+            data = await session.read_binary_file(path)
+            ctx.expect(data is None, f"read_binary_file({path!r}) is None", data)
+        ranged = await session.read_text_file("missing.txt", start_line=1, end_line=2)
+        ctx.expect(ranged is None, "a ranged read of a missing file is None", ranged)
+
+
+async def _check_file_round_trips(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        counter = iter(range(1_000_000))
+
+        async def round_trip(example: tuple[str, str | bytes]) -> None:
+            relative, content = example
+            # A fresh folder per example: one example's file may be another's folder.
+            path = f"round-trip/{next(counter)}/{relative}"
+            if isinstance(content, str):
+                await session.write_text_file(path, content)
+                back: str | bytes | None = await session.read_text_file(path)
+                raw = await session.read_binary_file(path)
+                ctx.expect(raw == content.encode(), "the text's UTF-8 bytes on disk", (path, raw))
+            else:
+                await session.write_binary_file(path, content)
+                back = await session.read_binary_file(path)
+            ctx.expect(back == content, "the content reads back unchanged", (path, back))
+
+        await ctx.examples(st.tuples(sandbox_relative_paths, sandbox_file_contents), round_trip)
+
+
+async def _check_empty_and_large_files(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        await session.write_binary_file("empty.bin", b"")
+        empty = await session.read_binary_file("empty.bin")
+        ctx.expect(empty == b"", "an empty file reads as b''", empty)
+        await session.write_text_file("empty.txt", "")
+        empty_text = await session.read_text_file("empty.txt")
+        ctx.expect(empty_text == "", "an empty text file reads as ''", empty_text)
+        large = os.urandom(1 << 20)
+        await session.write_binary_file("large/one-mebibyte.bin", large)
+        back = await session.read_binary_file("large/one-mebibyte.bin")
+        ctx.expect(back == large, "1 MiB of random bytes reads back unchanged", len(back or b""))
+        text = "ünïcødé ☃ line\r\n" * 40_000
+        await session.write_text_file("large/text.txt", text)
+        text_back = await session.read_text_file("large/text.txt")
+        ctx.expect(text_back == text, "large text reads back unchanged", len(text_back or ""))
+
+
+async def _check_writes_create_parents_and_overwrite(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        await session.write_text_file("a/b/c/d.txt", "first version, longer")
+        await session.write_text_file("a/b/c/d.txt", "second")
+        seen = await session.read_text_file("a/b/c/d.txt")
+        ctx.expect(seen == "second", "the second write replaces the file", seen)
+        await session.write_binary_file("a/b/other.bin", b"\x00\x01")
+        listing = await session.run("ls a/b")
+        ctx.expect(
+            listing.exit_code == 0 and set(listing.stdout.split()) == {"c", "other.bin"},
+            "parent directories exist for processes too",
+            listing,
+        )
+
+
+async def _check_paths_shared_with_processes(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        root = session.default_working_directory.rstrip("/") or "/"
+        await session.write_text_file("relative/file.txt", "relative")
+        absolute = await session.read_text_file(f"{root}/relative/file.txt")
+        ctx.expect(
+            absolute == "relative",
+            "a relative path resolves against default_working_directory",
+            absolute,
+        )
+        shown = await session.run("cat relative/file.txt")
+        ctx.expect(shown.stdout == "relative", "processes see written files", shown)
+        made = await session.run("mkdir -p made && printf 'by a process' > made/by-process.txt")
+        ctx.expect(made.exit_code == 0, "the process wrote a file", made)
+        seen = await session.read_text_file("made/by-process.txt")
+        ctx.expect(seen == "by a process", "file reads see files written by processes", seen)
+
+
+async def _check_line_ranges(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        await session.write_text_file("lines.txt", "a\r\nb\r\nc\r\nd")
+        middle = await session.read_text_file("lines.txt", start_line=2, end_line=3)
+        ctx.expect(middle == "b\r\nc", "lines 2..3 joined with the file's \\r\\n", middle)
+        past = await session.read_text_file("lines.txt", start_line=3, end_line=99)
+        ctx.expect(past == "c\r\nd", "an end past EOF reads through the end", past)
+        clamped = await session.read_text_file("lines.txt", start_line=-5, end_line=1)
+        ctx.expect(clamped == "a", "start_line clamps to 1", clamped)
+
+        async def compare(example: tuple[str, int | None, int | None]) -> None:
+            text, start, end = example
+            await session.write_text_file("property.txt", text)
+            seen = await session.read_text_file("property.txt", start_line=start, end_line=end)
+            wanted = extract_lines(text, start, end)
+            ctx.expect(
+                seen == wanted,
+                f"provider-utils extractLines of {text!r} lines {start}..{end}: {wanted!r}",
+                seen,
+            )
+
+        await ctx.examples(st.tuples(_line_texts, _line_numbers, _line_numbers), compare)
+
+
+async def _check_path_confinement(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        root = session.default_working_directory.rstrip("/")
+        outside = [
+            "../escape.txt",
+            "inner/../../escape.txt",
+            "/etc/hostname",
+            f"{root}/../escape.txt",
+        ]
+        made = await session.run("ln -s / link-to-root && ln -s .. link-to-parent")
+        ctx.expect(made.exit_code == 0, "symlinks created", made)
+        outside += ["link-to-root/etc/hostname", "link-to-parent/escape.txt"]
+        for path in outside:
+            for operation in ("read", "write"):
+                try:
+                    if operation == "read":
+                        await session.read_text_file(path)
+                    else:
+                        await session.write_text_file(path, "escaped")
+                except SandboxPathError as error:
+                    ctx.expect(path in str(error), "the error names the path", str(error))
+                else:
+                    raise ctx.fail(f"SandboxPathError for {operation} of {path!r}", "no error")
+        escaped = await session.run("ls ../escape.txt")
+        ctx.expect(escaped.exit_code != 0, "nothing was written outside the root", escaped)
+        await session.write_text_file("inside/../inside.txt", "fine")
+        inside = await session.read_text_file("inside.txt")
+        ctx.expect(inside == "fine", "'..' that stays inside the root is allowed", inside)
+
+
+# -- checks: processes -----------------------------------------------------------------
+
+
+async def _check_run_results(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        ok = await session.run("printf out; printf err >&2")
+        ctx.expect(
+            (ok.exit_code, ok.stdout, ok.stderr) == (0, "out", "err"),
+            "exit 0 with stdout 'out' and stderr 'err' kept apart",
+            ok,
+        )
+        for code in (1, 3, 127, 255):
+            failed = await session.run(f"exit {code}")
+            ctx.expect(failed.exit_code == code, f"exit code {code} reported, not raised", failed)
+        unknown = await session.run("definitely-not-a-command-xyz")
+        ctx.expect(unknown.exit_code == 127, "a missing command exits 127 (shell)", unknown)
+        piped = await session.run("echo one two | wc -w")
+        ctx.expect(piped.stdout.strip() == "2", "commands run with a shell (pipes work)", piped)
+        big = await session.run("i=0; while [ $i -lt 20000 ]; do echo line-$i; i=$((i+1)); done")
+        lines = big.stdout.splitlines()
+        ctx.expect(
+            len(lines) == 20000 and lines[-1] == "line-19999",
+            "large outputs arrive complete and in order",
+            (len(lines), lines[-1:] if lines else None),
+        )
+
+        async def run_one(index: int, results: dict[int, str]) -> None:
+            result = await session.run(f"sleep 0.2; echo run-{index}")
+            results[index] = result.stdout.strip()
+
+        results: dict[int, str] = {}
+        async with anyio.create_task_group() as group:
+            for index in range(4):
+                group.start_soon(run_one, index, results)
+        ctx.expect(
+            results == {index: f"run-{index}" for index in range(4)},
+            "concurrent runs on one session keep their outputs apart",
+            results,
+        )
+
+
+async def _check_env_merge(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        base = await session.run("printf '%s' \"$HOME\"")
+        ctx.expect(base.exit_code == 0, "printing $HOME works", base)
+        merged = await session.run(
+            'printf \'%s|%s|%s\' "$HARNESS_CHECK" "$HOME" "$(command -v sh)"',
+            env={"HARNESS_CHECK": "value with spaces ✓", "HOME": "/overridden-home"},
+        )
+        parts = merged.stdout.split("|")
+        ctx.expect(
+            len(parts) == 3
+            and parts[0] == "value with spaces ✓"
+            and parts[1] == "/overridden-home",
+            "env values are visible and win over the default environment",
+            merged,
+        )
+        ctx.expect(
+            bool(parts[2:]) and parts[2] != "",
+            "the rest of the default environment (PATH) is kept",
+            merged,
+        )
+        after = await session.run("printf '%s' \"$HOME\"")
+        ctx.expect(after.stdout == base.stdout, "env does not leak into later commands", after)
+        process = await session.spawn("printf '%s' \"$SPAWNED\"", env={"SPAWNED": "yes"})
+        output = await _read_all(process.stdout)
+        await process.wait()
+        ctx.expect(output == b"yes", "spawn merges env too", output)
+
+
+async def _check_working_directory(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        root = session.default_working_directory
+        default = await session.run("pwd")
+        ctx.expect(
+            default.stdout.strip() == root,
+            f"commands start in default_working_directory {root}",
+            default,
+        )
+        await session.run("mkdir -p sub/dir")
+        relative = await session.run("pwd", working_directory="sub/dir")
+        ctx.expect(
+            relative.stdout.strip().endswith("/sub/dir"),
+            "a relative working_directory resolves against the default one",
+            relative,
+        )
+        absolute_dir = f"{root.rstrip('/')}/sub"
+        absolute = await session.run("pwd", working_directory=absolute_dir)
+        ctx.expect(absolute.stdout.strip().endswith("/sub"), "an absolute one works", absolute)
+        process = await session.spawn("pwd", working_directory="sub")
+        output = await _read_all(process.stdout)
+        await process.wait()
+        ctx.expect(output.strip().endswith(b"/sub"), "spawn honours working_directory", output)
+        try:
+            result = await session.run("pwd", working_directory="does/not/exist")
+        except SandboxError:
+            pass
+        else:
+            raise ctx.fail("SandboxError for a missing working directory", repr(result))
+
+
+async def _check_spawn_streams(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        process = await session.spawn("echo ready; sleep 30")
+        ctx.expect(isinstance(process, SandboxProcess), "spawn returns a SandboxProcess", process)
+        started = time.monotonic()
+        with anyio.move_on_after(_QUICK):
+            early = await _read_all(process.stdout, until=b"ready")
+        ctx.expect(
+            b"ready" in early and time.monotonic() - started < _QUICK,
+            "output streams while the command still runs",
+            early,
+        )
+        await process.kill()
+        with anyio.fail_after(_QUICK):
+            code = await process.wait()
+        ctx.expect(code != 0, "a killed process reports a non-zero exit", code)
+        both = await session.spawn("printf out; printf err >&2; exit 7")
+        with anyio.fail_after(_QUICK):
+            out, err = await _read_all(both.stdout), await _read_all(both.stderr)
+            code = await both.wait()
+        ctx.expect(
+            (out, err, code) == (b"out", b"err", 7),
+            "stdout and stderr stream apart and wait() returns 7 without raising",
+            (out, err, code),
+        )
+
+
+async def _check_kill_idempotent(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        process = await session.spawn("sleep 30")
+        with anyio.fail_after(_QUICK):
+            await process.kill()
+            await process.kill()
+            await process.wait()
+        finished = await session.spawn("true")
+        with anyio.fail_after(_QUICK):
+            await _read_all(finished.stdout)
+            code = await finished.wait()
+            await finished.kill()
+        ctx.expect(code == 0, "kill() after the exit does not raise", code)
+
+
+async def _check_abort(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        abort = anyio.Event()
+        started = time.monotonic()
+
+        async def set_later() -> None:
+            await anyio.sleep(0.3)
+            abort.set()
+
+        outcome: object = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(set_later)
+            try:
+                with anyio.fail_after(_QUICK):
+                    outcome = await session.run("echo $$ > aborted.pid; exec sleep 30", abort=abort)
+            except SandboxAbortedError as error:
+                outcome = error
+            except TimeoutError:
+                outcome = "still running"
+        ctx.expect(
+            isinstance(outcome, SandboxAbortedError),
+            "run raises SandboxAbortedError soon after abort is set",
+            outcome,
+        )
+        ctx.expect(
+            time.monotonic() - started < _QUICK, "abort acts at once", time.monotonic() - started
+        )
+        ctx.expect(await _gone(ctx, session, "aborted.pid"), "the aborted process is gone", "alive")
+        spawn_abort = anyio.Event()
+        process = await session.spawn("sleep 30", abort=spawn_abort)
+        spawn_abort.set()
+        try:
+            with anyio.fail_after(_QUICK):
+                code = await process.wait()
+            raise ctx.fail("wait() raises SandboxAbortedError", f"exit code {code}")
+        except SandboxAbortedError:
+            pass
+
+
+async def _check_pre_set_abort(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        abort = anyio.Event()
+        abort.set()
+        for operation in ("run", "spawn"):
+            try:
+                if operation == "run":
+                    await session.run("touch should-not-exist", abort=abort)
+                else:
+                    await session.spawn("touch should-not-exist", abort=abort)
+            except SandboxAbortedError:
+                pass
+            else:
+                raise ctx.fail(
+                    f"{operation} with a set abort raises SandboxAbortedError", "no error"
+                )
+        await anyio.sleep(0.2)
+        data = await session.read_binary_file("should-not-exist")
+        ctx.expect(data is None, "nothing ran", data)
+
+
+async def _check_timeout_kills(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        started = time.monotonic()
+        try:
+            with anyio.fail_after(_QUICK):
+                result = await session.run("echo $$ > timed-out.pid; exec sleep 30", timeout=0.5)
+            raise ctx.fail("SandboxTimeoutError", repr(result))
+        except SandboxTimeoutError as error:
+            ctx.expect(isinstance(error, TimeoutError), "a TimeoutError", type(error))
+        except TimeoutError:
+            raise ctx.fail(
+                "run(timeout=0.5) to end soon", f"still running after {_QUICK} s"
+            ) from None
+        elapsed = time.monotonic() - started
+        ctx.expect(elapsed < 10, "run(timeout=0.5) of sleep 30 returns quickly", f"{elapsed:.1f} s")
+        ctx.expect(
+            await _gone(ctx, session, "timed-out.pid"), "the timed-out process is gone", "alive"
+        )
+        fine = await session.run("echo still usable", timeout=_QUICK)
+        ctx.expect(fine.stdout.strip() == "still usable", "the session stays usable", fine)
+
+
+async def _check_kills_process_tree(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        with suppress(SandboxTimeoutError):
+            await session.run("sleep 30 & echo $! > child.pid; wait", timeout=0.5)
+        ctx.expect(await _gone(ctx, session, "child.pid"), "a timeout kills children", "alive")
+        abort = anyio.Event()
+        process = await session.spawn("sleep 30 & echo $! > spawned-child.pid; wait", abort=abort)
+        await anyio.sleep(0.3)
+        await process.kill()
+        with anyio.fail_after(_QUICK):
+            await process.wait()
+        ctx.expect(await _gone(ctx, session, "spawned-child.pid"), "kill() kills children", "alive")
+
+
+# -- checks: lifecycle -----------------------------------------------------------------
+
+
+async def _check_stop_destroy_idempotent(ctx: _Context) -> None:
+    provider = ctx.target.provider
+    session = await provider.create_session(session_id=ctx.new_session_id())
+    try:
+        await session.write_text_file("kept.txt", "x")
+        with anyio.fail_after(60):
+            await session.stop()
+            await session.stop()
+    finally:
+        with anyio.fail_after(60):
+            await session.destroy()
+            await session.destroy()
+    running = await provider.create_session(session_id=ctx.new_session_id())
+    with anyio.fail_after(60):
+        await running.destroy()
+        await running.stop()
+        await running.destroy()
+    try:
+        with anyio.fail_after(_QUICK):
+            await running.run("true")
+    except SandboxError:
+        pass
+    except TimeoutError:
+        raise ctx.fail("a destroyed session fails fast", "run hung") from None
+    else:
+        raise ctx.fail("SandboxError when running in a destroyed session", "it ran")
+
+
+async def _check_resume(ctx: _Context) -> None:
+    provider = ctx.target.provider
+    resume = getattr(provider, "resume_session", None)
+    ctx.expect(callable(resume), "the provider has resume_session", resume)
+    fresh = ctx.target.fresh_provider() if ctx.target.fresh_provider else provider
+    session_id = ctx.new_session_id()
+    try:
+        async with ctx.session(session_id=session_id) as session:
+            await session.write_text_file("state.txt", "survives")
+            await session.stop()
+            resumed = await fresh.resume_session(session_id)  # type: ignore[attr-defined]
+            ctx.expect(resumed.id == session.id, "the same id", resumed.id)
+            kept = await resumed.read_text_file("state.txt")
+            ctx.expect(kept == "survives", "files written before are still there", kept)
+            ran = await resumed.run("cat state.txt")
+            ctx.expect(ran.stdout == "survives", "the resumed session runs commands", ran)
+        try:
+            await fresh.resume_session(session_id)  # type: ignore[attr-defined]
+        except SandboxError:
+            pass
+        else:
+            raise ctx.fail("SandboxError resuming a destroyed session", "it resumed")
+    finally:
+        if fresh is not provider:
+            closer = getattr(fresh, "aclose", None)
+            if closer is not None:
+                await closer()
+
+
+async def _forget(provider: SandboxProvider, identity: str) -> None:
+    forget = getattr(provider, "forget_identity", None)
+    if forget is not None:
+        await forget(identity)
+
+
+async def _check_on_first_create_without_identity(ctx: _Context) -> None:
+    calls: list[str] = []
+
+    async def setup(restricted: SandboxSession) -> None:
+        calls.append("called")
+        await restricted.write_text_file("set-up.txt", "by on_first_create")
+
+    async with ctx.session(on_first_create=setup) as session:
+        seen = await session.read_text_file("set-up.txt")
+        ctx.expect(seen == "by on_first_create", "on_first_create ran on the new session", seen)
+    ctx.expect(calls == ["called"], "on_first_create ran once", calls)
+
+
+async def _check_snapshot_once(ctx: _Context) -> None:
+    provider = ctx.target.provider
+    identity = f"conformance-{uuid.uuid4().hex[:12]}"
+    calls: list[int] = []
+
+    async def setup(restricted: SandboxSession) -> None:
+        calls.append(1)
+        result = await restricted.run("mkdir -p baked && echo baked > baked/marker.txt")
+        if result.exit_code != 0:
+            raise SandboxError(f"setup failed: {result}")
+
+    try:
+        for _ in range(2):
+            async with ctx.session(identity=identity, on_first_create=setup) as session:
+                seen = await session.read_text_file("baked/marker.txt")
+                ctx.expect(seen == "baked\n", "every session starts with the setup's effects", seen)
+        ctx.expect(len(calls) == 1, "on_first_create ran once for two sessions", len(calls))
+        concurrent_identity = f"{identity}-concurrent"
+        calls.clear()
+        seen_markers: list[str | None] = []
+
+        async def create_one() -> None:
+            async with ctx.session(identity=concurrent_identity, on_first_create=setup) as session:
+                seen_markers.append(await session.read_text_file("baked/marker.txt"))
+
+        try:
+            async with anyio.create_task_group() as group:
+                for _ in range(3):
+                    group.start_soon(create_one)
+        finally:
+            await _forget(provider, concurrent_identity)
+        ctx.expect(len(calls) == 1, "concurrent first creations run the setup once", len(calls))
+        ctx.expect(seen_markers == ["baked\n"] * 3, "all of them see its effects", seen_markers)
+    finally:
+        await _forget(provider, identity)
+
+
+# -- checks: isolation -----------------------------------------------------------------
+
+
+async def _check_network_isolation(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        result = await session.run(
+            "if [ -d /sys/class/net ]; then ls /sys/class/net; "
+            "else tail -n +3 /proc/net/dev | cut -d: -f1; fi"
+        )
+        interfaces = sorted(name.strip() for name in result.stdout.split() if name.strip())
+        ctx.expect(
+            result.exit_code == 0 and interfaces == ["lo"],
+            "the only network interface is lo",
+            (interfaces, result.stderr),
+        )
+
+
+async def _usable_again(session: SandboxSession) -> bool:
+    with anyio.move_on_after(60):
+        while True:
+            with suppress(SandboxError):
+                result = await session.run("echo usable", timeout=10)
+                if result.stdout.strip() == "usable":
+                    return True
+            await anyio.sleep(0.5)
+    return False
+
+
+async def _check_memory_hog(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        try:
+            # Doubles a shell string until the memory limit stops it.
+            hog = await session.run('x=a; while :; do x="$x$x"; done', timeout=60)
+            ctx.expect(hog.exit_code != 0, "the memory hog is stopped by the limit", hog)
+        except SandboxTimeoutError:
+            raise ctx.fail("the memory limit stops the hog", "it ran for 60 s") from None
+        except SandboxError:
+            pass  # failing with a named error is acceptable
+        ctx.expect(await _usable_again(session), "the session stays usable", "it does not")
+
+
+async def _check_fork_bomb(ctx: _Context) -> None:
+    async with ctx.session() as session:
+        with suppress(SandboxError):
+            await session.run("bomb() { bomb | bomb & }; bomb; sleep 5", timeout=5)
+        ctx.expect(await _usable_again(session), "the session stays usable after a fork bomb", "no")
+
+
+# -- the registry ----------------------------------------------------------------------
+
+
+def _check(
+    name: str,
+    requirements: tuple[str, ...],
+    statement: str,
+    function: Callable[[_Context], Awaitable[None]],
+    capability: str | None = None,
+) -> SandboxCheck:
+    return SandboxCheck(name, requirements, statement, function, capability)
+
+
+#: Every check, in a stable order.
+SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (
+    _check(
+        "session_shape",
+        ("SANDBOX-001", "SANDBOX-017", "SANDBOX-025"),
+        "Providers create network sessions with a description, id, absolute default "
+        "working directory, ports and a restricted view.",
+        _check_session_shape,
+    ),
+    _check(
+        "restricted_view",
+        ("SANDBOX-020",),
+        "restricted() is bound to the same resource and has no lifecycle members.",
+        _check_restricted_view,
+    ),
+    _check(
+        "port_endpoint_unexposed",
+        ("SANDBOX-022",),
+        "get_port_endpoint of an unexposed port raises HarnessCapabilityUnsupportedError "
+        "naming the port.",
+        _check_port_endpoint,
+    ),
+    _check(
+        "missing_files",
+        ("SANDBOX-002",),
+        "Reading a missing file returns None, text or binary, ranged or not.",
+        _check_missing_files,
+    ),
+    _check(
+        "file_round_trips",
+        ("SANDBOX-003", "SANDBOX-008"),
+        "Generated paths and contents (unicode, binary, empty) read back unchanged.",
+        _check_file_round_trips,
+    ),
+    _check(
+        "empty_and_large_files",
+        ("SANDBOX-008",),
+        "Empty files and 1 MiB files read back unchanged.",
+        _check_empty_and_large_files,
+    ),
+    _check(
+        "writes_create_parents_and_overwrite",
+        ("SANDBOX-007",),
+        "Writes create missing parents and overwrite existing files.",
+        _check_writes_create_parents_and_overwrite,
+    ),
+    _check(
+        "paths_shared_with_processes",
+        ("SANDBOX-009",),
+        "Relative paths resolve against the default working directory; files and "
+        "processes see each other's writes.",
+        _check_paths_shared_with_processes,
+    ),
+    _check(
+        "line_ranges",
+        ("SANDBOX-004", "SANDBOX-005", "SANDBOX-006"),
+        "Ranged reads equal provider-utils extractLines on generated texts and ranges.",
+        _check_line_ranges,
+    ),
+    _check(
+        "path_confinement",
+        (),
+        "Paths resolving outside the session root (.., absolute, symlinks) are refused "
+        "with SandboxPathError (kit decision for the local provider).",
+        _check_path_confinement,
+        "path_confinement",
+    ),
+    _check(
+        "run_results",
+        ("SANDBOX-010",),
+        "run reports exit codes and separate stdout/stderr, large and concurrent outputs "
+        "included, without raising on failure.",
+        _check_run_results,
+    ),
+    _check(
+        "env_merge",
+        ("SANDBOX-011",),
+        "env merges over the default environment for run and spawn, the given values win.",
+        _check_env_merge,
+    ),
+    _check(
+        "working_directory",
+        ("SANDBOX-011",),
+        "working_directory is honoured (relative or absolute); a missing one is a SandboxError.",
+        _check_working_directory,
+    ),
+    _check(
+        "spawn_streams",
+        ("SANDBOX-012",),
+        "spawn returns at once; its output streams while it runs; wait() returns the code.",
+        _check_spawn_streams,
+    ),
+    _check(
+        "kill_idempotent",
+        ("SANDBOX-016",),
+        "kill() terminates the process and is idempotent, also after the exit.",
+        _check_kill_idempotent,
+    ),
+    _check(
+        "abort",
+        ("SANDBOX-013",),
+        "Setting abort kills the process: run raises SandboxAbortedError, and so does "
+        "the spawned process's wait().",
+        _check_abort,
+    ),
+    _check(
+        "pre_set_abort",
+        ("SANDBOX-015",),
+        "An abort already set fails run and spawn at once without running anything.",
+        _check_pre_set_abort,
+    ),
+    _check(
+        "timeout_kills",
+        ("SANDBOX-014",),
+        "A run whose timeout passes raises SandboxTimeoutError quickly and the process is gone.",
+        _check_timeout_kills,
+    ),
+    _check(
+        "kills_process_tree",
+        ("SANDBOX-014", "SANDBOX-016"),
+        "Timeouts and kill() also kill the command's children.",
+        _check_kills_process_tree,
+        "kills_process_tree",
+    ),
+    _check(
+        "stop_destroy_idempotent",
+        ("SANDBOX-018", "SANDBOX-019"),
+        "stop() and destroy() are idempotent; destroy works running or stopped; a "
+        "destroyed session fails fast.",
+        _check_stop_destroy_idempotent,
+    ),
+    _check(
+        "resume",
+        ("SANDBOX-026",),
+        "resume_session(session_id) from a fresh provider finds the session with its "
+        "files; a destroyed one is a SandboxError.",
+        _check_resume,
+        "resume",
+    ),
+    _check(
+        "on_first_create_without_identity",
+        ("SANDBOX-027",),
+        "Without an identity, on_first_create runs once on the new session.",
+        _check_on_first_create_without_identity,
+    ),
+    _check(
+        "snapshot_once",
+        ("SANDBOX-027",),
+        "on_first_create runs once per identity, also for concurrent first creations, "
+        "and every session sees its effects.",
+        _check_snapshot_once,
+        "snapshots",
+    ),
+    _check(
+        "network_isolation",
+        (),
+        "The only network interface inside the sandbox is lo (kit decision for Docker).",
+        _check_network_isolation,
+        "network_isolation",
+    ),
+    _check(
+        "memory_hog_contained",
+        (),
+        "A memory hog is stopped by the memory limit and the session stays usable.",
+        _check_memory_hog,
+        "resource_limits",
+    ),
+    _check(
+        "fork_bomb_contained",
+        (),
+        "A fork bomb is contained by the process limit and the session stays usable.",
+        _check_fork_bomb,
+        "resource_limits",
+    ),
+)
