@@ -51,7 +51,9 @@ def _require_finished(parts: list[ConsumerPart], what: str) -> None:
             observed=to_wire(last),
         )
     if last.type != "finish":
-        raise CheckFailed("STREAM-040", f"{what} ended with '{last.type}'", expected="finish", observed=last.type)
+        raise CheckFailed(
+            "STREAM-040", f"{what} ended with '{last.type}'", expected="finish", observed=last.type
+        )
 
 
 def _check_slices(adapter: RecordingAdapter, *, completed: bool) -> None:
@@ -67,7 +69,9 @@ def _check_slices(adapter: RecordingAdapter, *, completed: bool) -> None:
                 completed=completed and last_slice,
                 earlier_calls=calls,
             )
-            _fail_first(violations, context=f"session {session.session_id}, slice {index} ({recorded.kind})")
+            _fail_first(
+                violations, context=f"session {session.session_id}, slice {index} ({recorded.kind})"
+            )
             for part in recorded.parts:
                 wire = to_wire(part)
                 if isinstance(wire, dict) and wire.get("type") == "tool-call":
@@ -96,11 +100,16 @@ async def adapter_surface(ctx: CheckContext) -> None:
     adapter = ctx.adapter().inner
     if adapter.specification_version != "harness-v1":
         raise CheckFailed(
-            "ADAPTER-001", "wrong specification_version", expected="harness-v1", observed=adapter.specification_version
+            "ADAPTER-001",
+            "wrong specification_version",
+            expected="harness-v1",
+            observed=adapter.specification_version,
         )
     harness_id = adapter.harness_id
     if not isinstance(harness_id, str) or not harness_id or adapter.harness_id != harness_id:
-        raise CheckFailed("ADAPTER-003", "harness_id must be a stable non-empty string", observed=harness_id)
+        raise CheckFailed(
+            "ADAPTER-003", "harness_id must be a stable non-empty string", observed=harness_id
+        )
     for key, tool in adapter.builtin_tools.items():
         if tool.common_name is not None:
             if tool.common_name != key:
@@ -108,29 +117,40 @@ async def adapter_surface(ctx: CheckContext) -> None:
                     "TOOLSPEC-009", f"built-in keyed '{key}' has common_name '{tool.common_name}'"
                 )
             if tool.native_name is None:
-                raise CheckFailed("TOOLSPEC-009", f"built-in '{key}' has a common_name but no native_name")
+                raise CheckFailed(
+                    "TOOLSPEC-009", f"built-in '{key}' has a common_name but no native_name"
+                )
             problems = baseline_input_problems(tool.common_name, tool.input_schema)
             if problems:
                 requirement = "TOOLSPEC-015" if key == "askUserQuestions" else "TOOLSPEC-008"
                 raise CheckFailed(requirement, f"built-in '{key}': {'; '.join(problems)}")
         elif tool.native_name is not None and tool.native_name != key:
             raise CheckFailed(
-                "ADAPTER-005", f"built-in without a common name must be keyed by its native name '{tool.native_name}', not '{key}'"
+                "ADAPTER-005",
+                f"built-in without a common name must be keyed by its native name '{tool.native_name}', not '{key}'",
             )
         if tool.tool_use_kind is not None and tool.tool_use_kind not in TOOL_USE_KINDS:
-            raise CheckFailed("TOOLSPEC-010", f"built-in '{key}' has tool_use_kind {tool.tool_use_kind!r}")
+            raise CheckFailed(
+                "TOOLSPEC-010", f"built-in '{key}' has tool_use_kind {tool.tool_use_kind!r}"
+            )
     if "askUserQuestions" in adapter.builtin_tools:
-        problems = baseline_input_problems("askUserQuestions", adapter.builtin_tools["askUserQuestions"].input_schema)
+        problems = baseline_input_problems(
+            "askUserQuestions", adapter.builtin_tools["askUserQuestions"].input_schema
+        )
         if problems:
             raise CheckFailed("TOOLSPEC-015", "; ".join(problems))
     # SHOULD-level naming rules last, so a MUST failure above is reported first.
     if not _KEBAB.match(harness_id):
         raise CheckFailed("ADAPTER-004", f"harness_id {harness_id!r} is not kebab-case")
     unclassified = [
-        key for key, tool in adapter.builtin_tools.items() if tool.common_name and tool.tool_use_kind is None
+        key
+        for key, tool in adapter.builtin_tools.items()
+        if tool.common_name and tool.tool_use_kind is None
     ]
     if unclassified:
-        raise CheckFailed("APPROVAL-005", f"built-ins without tool_use_kind: {', '.join(unclassified)}")
+        raise CheckFailed(
+            "APPROVAL-005", f"built-ins without tool_use_kind: {', '.join(unclassified)}"
+        )
 
 
 @check(
@@ -164,15 +184,20 @@ async def capability_flags(ctx: CheckContext) -> None:
                 await ctx.create_session(agent)
             except HarnessCapabilityUnsupportedError as error:
                 raise CheckFailed(
-                    "APPROVAL-040", f"permission_mode {mode!r} refused by an approval-capable adapter: {error}"
+                    "APPROVAL-040",
+                    f"permission_mode {mode!r} refused by an approval-capable adapter: {error}",
                 ) from error
-    if (adapter.supports_builtin_tool_filtering or adapter.supports_builtin_tool_approvals) and builtins:
+    if (
+        adapter.supports_builtin_tool_filtering or adapter.supports_builtin_tool_approvals
+    ) and builtins:
         for settings in ({"active_tools": builtins[:1]}, {"inactive_tools": builtins[:1]}):
             agent = ctx.agent(adapter, **settings)
             try:
                 await ctx.create_session(agent)
             except HarnessCapabilityUnsupportedError as error:
-                raise CheckFailed("FILTER-019", f"built-in filtering {settings} refused: {error}") from error
+                raise CheckFailed(
+                    "FILTER-019", f"built-in filtering {settings} refused: {error}"
+                ) from error
 
 
 # -- turns -------------------------------------------------------------------------------
@@ -235,11 +260,15 @@ async def session_identity(ctx: CheckContext) -> None:
             raise CheckFailed("ADAPTER-022", f"the adapter session lacks {member}()")
     if live.session_id != "conformance-identity":
         raise CheckFailed(
-            "ADAPTER-023", "session_id differs from the one passed to do_start",
-            expected="conformance-identity", observed=live.session_id,
+            "ADAPTER-023",
+            "session_id differs from the one passed to do_start",
+            expected="conformance-identity",
+            observed=live.session_id,
         )
     if live.is_resume is not False:
-        raise CheckFailed("ADAPTER-024", "a fresh session must report is_resume=False", observed=live.is_resume)
+        raise CheckFailed(
+            "ADAPTER-024", "a fresh session must report is_resume=False", observed=live.is_resume
+        )
 
 
 def _validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> None:
@@ -249,7 +278,10 @@ def _validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> No
     except (TypeError, ValueError) as error:
         raise CheckFailed("LIFECYCLE-006", f"the {expected} state is not JSON: {error}") from error
     if isinstance(wire, dict):
-        if wire.get("harnessId") != adapter.harness_id or wire.get("specificationVersion") != "harness-v1":
+        if (
+            wire.get("harnessId") != adapter.harness_id
+            or wire.get("specificationVersion") != "harness-v1"
+        ):
             raise CheckFailed(
                 "LIFECYCLE-005",
                 f"the {expected} state does not carry the adapter's id and harness-v1",
@@ -259,13 +291,19 @@ def _validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> No
         if expected == "resume-session" and (
             "pendingToolApprovals" in wire or "pendingToolResults" in wire
         ):
-            raise CheckFailed("LIFECYCLE-007", "a resume-session state from the adapter carries pending lists")
+            raise CheckFailed(
+                "LIFECYCLE-007", "a resume-session state from the adapter carries pending lists"
+            )
     try:
-        state = parse_lifecycle_state(json.loads(text), expected_type=expected, harness_id=adapter.harness_id)  # type: ignore[arg-type]
+        state = parse_lifecycle_state(
+            json.loads(text), expected_type=expected, harness_id=adapter.harness_id
+        )  # type: ignore[arg-type]
     except Exception as error:
         raise CheckFailed("LIFECYCLE-005", f"the {expected} state is invalid: {error}") from error
     if json.loads(json.dumps(state.to_wire())) != state.to_wire():
-        raise CheckFailed("LIFECYCLE-006", f"the {expected} state changes through a JSON round trip")
+        raise CheckFailed(
+            "LIFECYCLE-006", f"the {expected} state changes through a JSON round trip"
+        )
 
 
 async def _completed_turn(ctx: CheckContext, agent: HarnessAgent, session: AgentSession) -> None:
@@ -278,16 +316,27 @@ async def _resume_and_prompt(ctx: CheckContext, state: ResumeSessionState, sessi
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent, session_id=session_id, resume_from=state.to_wire())
     if adapter.live_sessions[-1].is_resume is not True:
-        raise CheckFailed("ADAPTER-024", "a session started from resume_from must report is_resume=True")
+        raise CheckFailed(
+            "ADAPTER-024", "a session started from resume_from must report is_resume=True"
+        )
     parts = await ctx.run_prompt(agent, session, ctx.prompts[-1])
     if parts[-1].type != "finish":
-        raise CheckFailed("LIFECYCLE-040", f"the resumed session's turn ended with {to_wire(parts[-1])!r}")
+        raise CheckFailed(
+            "LIFECYCLE-040", f"the resumed session's turn ended with {to_wire(parts[-1])!r}"
+        )
 
 
 @check(
     "lifecycle.detach-resume",
     title="do_detach returns a valid resume state a new adapter session can resume",
-    requirements=("ADAPTER-033", "LIFECYCLE-005", "LIFECYCLE-006", "LIFECYCLE-007", "LIFECYCLE-040", "ADAPTER-008"),
+    requirements=(
+        "ADAPTER-033",
+        "LIFECYCLE-005",
+        "LIFECYCLE-006",
+        "LIFECYCLE-007",
+        "LIFECYCLE-040",
+        "ADAPTER-008",
+    ),
     depends_on=("stream.grammar",),
 )
 async def detach_resume(ctx: CheckContext) -> None:
@@ -305,7 +354,13 @@ async def detach_resume(ctx: CheckContext) -> None:
 @check(
     "lifecycle.stop-resume",
     title="do_stop returns a valid resume state a new adapter session can resume",
-    requirements=("ADAPTER-034", "LIFECYCLE-005", "LIFECYCLE-006", "LIFECYCLE-007", "LIFECYCLE-040"),
+    requirements=(
+        "ADAPTER-034",
+        "LIFECYCLE-005",
+        "LIFECYCLE-006",
+        "LIFECYCLE-007",
+        "LIFECYCLE-040",
+    ),
     depends_on=("stream.grammar",),
 )
 async def stop_resume(ctx: CheckContext) -> None:
@@ -339,7 +394,9 @@ async def refused_after_end(ctx: CheckContext) -> None:
         try:
             with anyio.fail_after(ctx.capabilities.turn_timeout):
                 control = await live.do_prompt_turn(
-                    PromptTurnOptions(prompt=ctx.prompts[0], emit=emitted.append, abort=anyio.Event())
+                    PromptTurnOptions(
+                        prompt=ctx.prompts[0], emit=emitted.append, abort=anyio.Event()
+                    )
                 )
                 await control.done()
         except Exception:
@@ -402,10 +459,14 @@ async def suspend_continue(ctx: CheckContext) -> None:
     second = ctx.adapter()
     agent2 = ctx.agent(second)
     resumed = await ctx.create_session(
-        agent2, session_id="conformance-suspend", continue_from=json.loads(json.dumps(state.to_wire()))
+        agent2,
+        session_id="conformance-suspend",
+        continue_from=json.loads(json.dumps(state.to_wire())),
     )
     if second.live_sessions[-1].is_resume is not True:
-        raise CheckFailed("ADAPTER-024", "a session started from continue_from must report is_resume=True")
+        raise CheckFailed(
+            "ADAPTER-024", "a session started from continue_from must report is_resume=True"
+        )
     with anyio.fail_after(ctx.capabilities.turn_timeout):
         continued = await agent2.continue_stream(session=resumed)
         parts = await ctx.collect(continued)
@@ -431,7 +492,9 @@ async def abort_turn(ctx: CheckContext) -> None:
     if scope.cancelled_caught:
         raise CheckFailed("ADAPTER-042", "the aborted turn did not settle within the turn timeout")
     if parts[-1].type not in ("abort", "finish"):
-        raise CheckFailed("ADAPTER-042", f"an aborted turn ended with '{parts[-1].type}'", expected="abort")
+        raise CheckFailed(
+            "ADAPTER-042", f"an aborted turn ended with '{parts[-1].type}'", expected="abort"
+        )
 
 
 # -- capability honesty ----------------------------------------------------------------
@@ -453,7 +516,9 @@ async def manual_compaction(ctx: CheckContext) -> None:
             await session.compact("Keep the file names.")
     except HarnessCapabilityUnsupportedError as error:
         if declared:
-            raise CheckFailed("ADAPTER-040", f"declared manual compaction failed: {error}") from error
+            raise CheckFailed(
+                "ADAPTER-040", f"declared manual compaction failed: {error}"
+            ) from error
         return
     except Exception as error:
         raise CheckFailed(
@@ -469,7 +534,9 @@ async def manual_compaction(ctx: CheckContext) -> None:
     compactions = [
         p for p in parts if isinstance(p, ConsumerToolResultPart) and p.tool_name == "compaction"
     ]
-    manual = [p for p in compactions if isinstance(p.output, dict) and p.output.get("trigger") == "manual"]
+    manual = [
+        p for p in compactions if isinstance(p.output, dict) and p.output.get("trigger") == "manual"
+    ]
     if len(manual) != 1:
         raise CheckFailed(
             "ADAPTER-040",
@@ -484,14 +551,20 @@ async def manual_compaction(ctx: CheckContext) -> None:
     depends_on=("stream.grammar",),
 )
 async def json_response_format(ctx: CheckContext) -> None:
-    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+    }
     adapter = ctx.adapter()
     agent = ctx.agent(adapter, output=schema)
     session = await ctx.create_session(agent)
     parts = await ctx.run_prompt(agent, session, ctx.prompts[0])
     last = parts[-1]
     if not ctx.capabilities.json_response_format:
-        if isinstance(last, ConsumerErrorPart) and isinstance(last.error, HarnessCapabilityUnsupportedError):
+        if isinstance(last, ConsumerErrorPart) and isinstance(
+            last.error, HarnessCapabilityUnsupportedError
+        ):
             return
         raise CheckFailed(
             "ADAPTER-041",
@@ -511,7 +584,9 @@ async def json_response_format(ctx: CheckContext) -> None:
     try:
         jsonschema.validate(value, schema)
     except jsonschema.ValidationError as error:
-        raise CheckFailed("RESULT-020", f"the JSON does not match the schema: {error.message}") from error
+        raise CheckFailed(
+            "RESULT-020", f"the JSON does not match the schema: {error.message}"
+        ) from error
 
 
 @check(
@@ -532,7 +607,9 @@ async def steering(ctx: CheckContext) -> None:
             PromptTurnOptions(prompt=ctx.prompts[0], emit=emitted.append, abort=anyio.Event())
         )
         has_steering = callable(getattr(control, "submit_user_message", None))
-        if not callable(getattr(control, "submit_tool_result", None)) or not callable(getattr(control, "done", None)):
+        if not callable(getattr(control, "submit_tool_result", None)) or not callable(
+            getattr(control, "done", None)
+        ):
             raise CheckFailed("ADAPTER-044", "the prompt control lacks submit_tool_result or done")
         await control.done()
     if has_steering != ctx.capabilities.steering:
@@ -564,9 +641,13 @@ async def bootstrap_recipe(ctx: CheckContext) -> None:
             first = Bootstrap.model_validate(to_wire(first), by_alias=True, by_name=False)
             second = Bootstrap.model_validate(to_wire(second), by_alias=True, by_name=False)
         except Exception as error:
-            raise CheckFailed("BOOTSTRAP-001", f"get_bootstrap() returned an invalid recipe: {error}") from error
+            raise CheckFailed(
+                "BOOTSTRAP-001", f"get_bootstrap() returned an invalid recipe: {error}"
+            ) from error
     if first.identity() != second.identity():
-        raise CheckFailed("BOOTSTRAP-003", "two calls of get_bootstrap() gave different recipe identities")
+        raise CheckFailed(
+            "BOOTSTRAP-003", "two calls of get_bootstrap() gave different recipe identities"
+        )
     if first.harness_id != adapter.harness_id or first.bootstrap_dir.startswith("/"):
         raise CheckFailed(
             "BOOTSTRAP-002",

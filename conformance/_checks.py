@@ -106,7 +106,9 @@ def check(
     tier: Tier = "black-box",
     needs: Iterable[str] = (),
     depends_on: Iterable[str] = (),
-) -> Callable[[Callable[[CheckContext], Awaitable[None]]], Callable[[CheckContext], Awaitable[None]]]:
+) -> Callable[
+    [Callable[[CheckContext], Awaitable[None]]], Callable[[CheckContext], Awaitable[None]]
+]:
     """Register an async check function."""
 
     def decorate(
@@ -168,7 +170,9 @@ def ordered_checks(ids: Iterable[str] | None = None) -> list[Check]:
     wanted = list(REGISTRY) if ids is None else list(ids)
     unknown = [item for item in wanted if item not in REGISTRY]
     if unknown:
-        raise KeyError(f"unknown check ids: {', '.join(unknown)}; see `harness-testkit check --list`")
+        raise KeyError(
+            f"unknown check ids: {', '.join(unknown)}; see `harness-testkit check --list`"
+        )
     ordered: list[Check] = []
     seen: set[str] = set()
 

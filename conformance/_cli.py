@@ -40,23 +40,47 @@ def self_targets() -> list[AdapterTarget]:
 @click.command("check")
 @click.argument("adapter", required=False)
 @click.option("--self", "self_test", is_flag=True, help="Check the fake harness in every profile.")
-@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="standard", show_default=True)
-@click.option("--sandbox", type=click.Choice(["local", "docker"]), default="local", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for generated scenarios.")
-@click.option("--backend", type=click.Choice(["asyncio", "trio"]), default="asyncio", show_default=True)
-@click.option("--capabilities", "capabilities_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="YAML/JSON capability declaration (else the factory's `capabilities`).")
-@click.option("--expectations", "expectations_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="YAML of known bugs: `xfail: {check_id: reason}` (strict).")
+@click.option(
+    "--profile", type=click.Choice(sorted(PROFILES)), default="standard", show_default=True
+)
+@click.option(
+    "--sandbox", type=click.Choice(["local", "docker"]), default="local", show_default=True
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed for generated scenarios."
+)
+@click.option(
+    "--backend", type=click.Choice(["asyncio", "trio"]), default="asyncio", show_default=True
+)
+@click.option(
+    "--capabilities",
+    "capabilities_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="YAML/JSON capability declaration (else the factory's `capabilities`).",
+)
+@click.option(
+    "--expectations",
+    "expectations_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="YAML of known bugs: `xfail: {check_id: reason}` (strict).",
+)
 @click.option("--check", "check_ids", multiple=True, help="Run only these check ids.")
 @click.option("--list", "list_only", is_flag=True, help="List the checks and exit.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Markdown report.")
-@click.option("--bundle-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("harness-testkit-out/bundles"), show_default=True,
-              help="Where failures write replay bundles.")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Markdown report.",
+)
+@click.option(
+    "--bundle-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("harness-testkit-out/bundles"),
+    show_default=True,
+    help="Where failures write replay bundles.",
+)
 def check(
     adapter: str | None,
     self_test: bool,

@@ -16,8 +16,8 @@ from pydantic import ValidationError
 
 from harness_testkit.spec import (
     BuiltinTool,
-    ConsumerPart,
     CompactionPart,
+    ConsumerPart,
     ErrorPart,
     FileChangePart,
     FinishPart,
@@ -113,7 +113,9 @@ def harness_violations(
         try:
             json.dumps(wire)
         except (TypeError, ValueError) as error:
-            found.append(Violation("STREAM-004", f"the part is not JSON-serializable: {error}", index))
+            found.append(
+                Violation("STREAM-004", f"the part is not JSON-serializable: {error}", index)
+            )
             continue
         try:
             part = parse_stream_part(wire)
@@ -124,7 +126,9 @@ def harness_violations(
             )
             continue
         if again != part:
-            found.append(Violation("STREAM-004", "the part changes through a JSON round trip", index))
+            found.append(
+                Violation("STREAM-004", "the part changes through a JSON round trip", index)
+            )
         parsed.append((index, part))
 
     calls: dict[str, str] = dict(earlier_calls or {})
@@ -160,17 +164,23 @@ def harness_violations(
             kind = part.type.split("-")[0]
             if not open_blocks.get((kind, part.id)):
                 found.append(
-                    Violation("STREAM-038", f"{part.type} for {kind} block '{part.id}' without an open {kind}-start", index)
+                    Violation(
+                        "STREAM-038",
+                        f"{part.type} for {kind} block '{part.id}' without an open {kind}-start",
+                        index,
+                    )
                 )
         elif isinstance(part, TextEndPart | ReasoningEndPart):
             kind = part.type.split("-")[0]
             if not open_blocks.pop((kind, part.id), False):
                 found.append(
-                    Violation("STREAM-038", f"{part.type} closes {kind} block '{part.id}' that is not open", index)
+                    Violation(
+                        "STREAM-038",
+                        f"{part.type} closes {kind} block '{part.id}' that is not open",
+                        index,
+                    )
                 )
-        elif isinstance(part, ToolInputStartPart | ToolInputDeltaPart):
-            input_streams.setdefault(part.id, index)
-        elif isinstance(part, ToolInputEndPart):
+        elif isinstance(part, ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart):
             input_streams.setdefault(part.id, index)
         elif isinstance(part, ToolCallPart):
             found.extend(_call_violations(part, index, builtin_tools))
@@ -220,7 +230,11 @@ def harness_violations(
             for (kind, block_id), still_open in list(open_blocks.items()):
                 if still_open:
                     found.append(
-                        Violation("STREAM-038", f"{kind} block '{block_id}' is still open at finish-step", index)
+                        Violation(
+                            "STREAM-038",
+                            f"{kind} block '{block_id}' is still open at finish-step",
+                            index,
+                        )
                     )
             open_blocks.clear()
             continue
@@ -258,22 +272,34 @@ def harness_violations(
             )
         )
     if len(errors) > 1:
-        found.append(Violation("TRANSLATE-019", f"{len(errors)} error parts in one turn", errors[1]))
+        found.append(
+            Violation("TRANSLATE-019", f"{len(errors)} error parts in one turn", errors[1])
+        )
     if completed:
         if finished_at is None:
             found.append(Violation("STREAM-040", "the turn completed without a `finish` part"))
         elif step_content:
-            found.append(Violation("STREAM-033", "the turn ended with step content after the last finish-step"))
+            found.append(
+                Violation(
+                    "STREAM-033", "the turn ended with step content after the last finish-step"
+                )
+            )
     return found
 
 
-def _call_violations(part: ToolCallPart, index: int, builtin_tools: Mapping[str, BuiltinTool]) -> list[Violation]:
+def _call_violations(
+    part: ToolCallPart, index: int, builtin_tools: Mapping[str, BuiltinTool]
+) -> list[Violation]:
     found: list[Violation] = []
     if part.input.strip():
         try:
             json.loads(part.input)
         except ValueError:
-            found.append(Violation("STREAM-009", f"tool-call input is not JSON text: {part.input[:80]!r}", index))
+            found.append(
+                Violation(
+                    "STREAM-009", f"tool-call input is not JSON text: {part.input[:80]!r}", index
+                )
+            )
     native_to_key = {
         tool.native_name: key
         for key, tool in builtin_tools.items()
@@ -322,7 +348,9 @@ def consumer_violations(parts: Sequence[ConsumerPart]) -> list[Violation]:
         found.append(Violation("STREAM-027", "the consumer stream does not start with `start`", 0))
     terminals = [i for i, part in enumerate(parts) if part.type in ("finish", "error", "abort")]
     if len(terminals) != 1:
-        found.append(Violation("STREAM-036", f"{len(terminals)} terminal parts (expected exactly one)"))
+        found.append(
+            Violation("STREAM-036", f"{len(terminals)} terminal parts (expected exactly one)")
+        )
     elif terminals[0] != len(parts) - 1:
         found.append(Violation("STREAM-036", "parts follow the terminal part", terminals[0]))
     in_step = False

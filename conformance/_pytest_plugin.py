@@ -55,7 +55,9 @@ def load_factory(spec: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise pytest.UsageError(f"--harness-adapter: cannot import {module_name!r}: {error}") from error
+        raise pytest.UsageError(
+            f"--harness-adapter: cannot import {module_name!r}: {error}"
+        ) from error
     factory = getattr(module, attribute, None)
     if not callable(factory):
         raise pytest.UsageError(

@@ -104,7 +104,11 @@ class _RecordingControl:
         return self._inner
 
     async def submit_tool_result(
-        self, tool_call_id: str, output: Any, is_error: bool = False, tool_result: dict[str, Any] | None = None
+        self,
+        tool_call_id: str,
+        output: Any,
+        is_error: bool = False,
+        tool_result: dict[str, Any] | None = None,
     ) -> None:
         entry: dict[str, Any] = {"kind": "result", "toolCallId": tool_call_id, "output": output}
         if is_error:
@@ -115,7 +119,9 @@ class _RecordingControl:
         else:
             await self._inner.submit_tool_result(tool_call_id, output, is_error, tool_result)
 
-    async def _submit_tool_approval(self, approval_id: str, approved: bool, reason: str | None = None) -> None:
+    async def _submit_tool_approval(
+        self, approval_id: str, approved: bool, reason: str | None = None
+    ) -> None:
         self._record.submissions.append(
             {"kind": "approval", "approvalId": approval_id, "approved": approved, "reason": reason}
         )

@@ -130,7 +130,9 @@ class Report(BaseModel):
                 )
                 properties = ElementTree.SubElement(case, "properties")
                 for requirement in result.requirements:
-                    ElementTree.SubElement(properties, "property", name="requirement", value=requirement)
+                    ElementTree.SubElement(
+                        properties, "property", name="requirement", value=requirement
+                    )
                 ElementTree.SubElement(properties, "property", name="level", value=result.level)
                 if result.status in ("fail", "xpass"):
                     failure = ElementTree.SubElement(
@@ -141,7 +143,9 @@ class Report(BaseModel):
                     )
                     failure.text = _failure_text(result)
                 elif result.status in ("skip", "blocked", "xfail"):
-                    ElementTree.SubElement(case, "skipped", message=f"{result.status}: {result.message}")
+                    ElementTree.SubElement(
+                        case, "skipped", message=f"{result.status}: {result.message}"
+                    )
         ElementTree.indent(root)
         return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -158,7 +162,9 @@ class Report(BaseModel):
             f"- profile `{self.profile}` ({self.max_examples} examples per property check), "
             f"seed {self.seed}, sandbox `{self.sandbox}`",
             "- results: "
-            + ", ".join(f"{counts[s]} {s}" for s in ("pass", "fail", "xpass", "xfail", "skip", "blocked")),
+            + ", ".join(
+                f"{counts[s]} {s}" for s in ("pass", "fail", "xpass", "xfail", "skip", "blocked")
+            ),
             "",
             "## By area and level",
             "",
@@ -172,7 +178,13 @@ class Report(BaseModel):
                     f"| {area} | {level} | {c['pass']} | {c['fail'] + c['xpass']} | {c['xfail']} | "
                     f"{c['skip']} | {c['blocked']} |"
                 )
-        lines += ["", "## Checks", "", "| check | level | requirements | status | note |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## Checks",
+            "",
+            "| check | level | requirements | status | note |",
+            "|---|---|---|---|---|",
+        ]
         for result in self.results:
             note = result.message.splitlines()[0] if result.message else ""
             lines.append(
@@ -206,7 +218,13 @@ class Report(BaseModel):
             lines += ["", "## Warnings", "", *[f"- {warning}" for warning in self.warnings]]
         return "\n".join(lines).rstrip() + "\n"
 
-    def write(self, *, json_path: Path | None = None, junit_path: Path | None = None, markdown_path: Path | None = None) -> None:
+    def write(
+        self,
+        *,
+        json_path: Path | None = None,
+        junit_path: Path | None = None,
+        markdown_path: Path | None = None,
+    ) -> None:
         """Write the requested report files."""
         for path, text in (
             (json_path, self.to_json),
@@ -226,7 +244,14 @@ class Report(BaseModel):
         table = Table(title=f"harness-v1 conformance: {self.adapter} ({self.profile})")
         for column in ("check", "level", "status", "requirements", "note"):
             table.add_column(column, overflow="fold")
-        styles = {"pass": "green", "fail": "bold red", "xpass": "bold red", "xfail": "yellow", "skip": "dim", "blocked": "magenta"}
+        styles = {
+            "pass": "green",
+            "fail": "bold red",
+            "xpass": "bold red",
+            "xfail": "yellow",
+            "skip": "dim",
+            "blocked": "magenta",
+        }
         for result in self.results:
             note = result.message.splitlines()[0] if result.message else ""
             table.add_row(
@@ -239,15 +264,23 @@ class Report(BaseModel):
         console.print(table)
         counts = self.counts()
         console.print(
-            " ".join(f"{counts[s]} {s}" for s in ("pass", "fail", "xpass", "xfail", "skip", "blocked"))
+            " ".join(
+                f"{counts[s]} {s}" for s in ("pass", "fail", "xpass", "xfail", "skip", "blocked")
+            )
             + f" | examples per property check: {self.max_examples}"
         )
         for result in self.results:
             if result.status in ("fail", "xpass") and result.replay_command:
-                console.print(f"[red]{result.check_id}[/]: replay with [bold]{result.replay_command}[/]")
+                console.print(
+                    f"[red]{result.check_id}[/]: replay with [bold]{result.replay_command}[/]"
+                )
         for warning in self.warnings:
             console.print(f"[yellow]warning:[/] {warning}")
-        console.print("[bold green]PASS[/]: every MUST holds" if self.ok else "[bold red]FAIL[/]: a MUST does not hold")
+        console.print(
+            "[bold green]PASS[/]: every MUST holds"
+            if self.ok
+            else "[bold red]FAIL[/]: a MUST does not hold"
+        )
 
 
 def _failure_text(result: CheckResult) -> str:

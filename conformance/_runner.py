@@ -52,9 +52,7 @@ class Expectations:
         if not isinstance(xfail, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in xfail.items()
         ):
-            raise ValueError(
-                f"{path}: expected a mapping `xfail: {{check_id: reason}}` of strings"
-            )
+            raise ValueError(f"{path}: expected a mapping `xfail: {{check_id: reason}}` of strings")
         return cls(xfail=dict(xfail))
 
 
@@ -107,7 +105,7 @@ def run_check(
 ) -> CheckResult:
     """Run one check (or replay one scenario of a property check) and return its result."""
     level, areas = strongest_level(check.requirements)
-    base = {
+    base: dict[str, Any] = {
         "check_id": check.id,
         "title": check.title,
         "tier": check.tier,
@@ -145,7 +143,9 @@ def run_check(
             status, message, failed = "skip", str(skipped), None
         except CheckFailed as failure:
             status, message, failed = "fail", str(failure), failure.requirement
-            failing_scenario = getattr(failure, "scenario", failing_scenario if scenario is None else scenario)
+            failing_scenario = getattr(
+                failure, "scenario", failing_scenario if scenario is None else scenario
+            )
         except Exception as error:  # an adapter crash is a failure of the check's MUST
             status = "fail"
             message = f"{type(error).__name__}: {error}"
@@ -158,7 +158,10 @@ def run_check(
         if status == "fail":
             status, message = "xfail", f"known bug: {expected} ({message.splitlines()[0]})"
         elif status == "pass":
-            status, message = "xpass", f"expected to fail ({expected}) but passed: remove the xfail entry"
+            status, message = (
+                "xpass",
+                f"expected to fail ({expected}) but passed: remove the xfail entry",
+            )
     bundle = None
     if status == "fail" and options.bundle_dir is not None:
         bundle = _write_bundle(
@@ -201,13 +204,12 @@ async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
         await context.aclose()
 
 
-def _run_property(
-    check: Check, new_context: Any, options: RunOptions
-) -> tuple[int, Any]:
+def _run_property(check: Check, new_context: Any, options: RunOptions) -> tuple[int, Any]:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
-    assert check.scenarios is not None and check.run_scenario is not None
+    assert check.scenarios is not None
+    assert check.run_scenario is not None
     probe = new_context()
     strategy = check.scenarios(probe)
     count = [0]
@@ -341,5 +343,7 @@ def load_bundle(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as error:
         raise ValueError(f"{path} is not a readable replay bundle: {error}") from error
     if not isinstance(data, dict) or data.get("bundleVersion") != BUNDLE_VERSION:
-        raise ValueError(f"{path} is not a harness-testkit replay bundle (bundleVersion {BUNDLE_VERSION})")
+        raise ValueError(
+            f"{path} is not a harness-testkit replay bundle (bundleVersion {BUNDLE_VERSION})"
+        )
     return data

@@ -37,8 +37,7 @@ json_values: st.SearchStrategy[Any] = st.recursive(
     | st.integers(min_value=-(2**53), max_value=2**53)
     | st.floats(allow_nan=False, allow_infinity=False)
     | _text,
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(_text, children, max_size=4),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_text, children, max_size=4),
     max_leaves=12,
 )
 
@@ -70,14 +69,20 @@ def _part(
 
 usages: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(
     {
-        "inputTokens": _optional(total=_counts, noCache=_counts, cacheRead=_counts, cacheWrite=_counts),
+        "inputTokens": _optional(
+            total=_counts, noCache=_counts, cacheRead=_counts, cacheWrite=_counts
+        ),
         "outputTokens": _optional(total=_counts, text=_counts, reasoning=_counts),
     },
     optional={"raw": _json_objects},
 )
 
 _finish_reasons = _obj(
-    {"unified": st.sampled_from(["stop", "length", "content-filter", "tool-calls", "error", "other"])},
+    {
+        "unified": st.sampled_from(
+            ["stop", "length", "content-filter", "tool-calls", "error", "other"]
+        )
+    },
     raw=st.none() | _text,
 )
 
@@ -88,12 +93,19 @@ _warnings = st.one_of(
 )
 
 _BY_TYPE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
-    "stream-start": _part("stream-start", {}, warnings=st.none() | st.lists(_warnings, max_size=2), modelId=st.none() | _text),
+    "stream-start": _part(
+        "stream-start",
+        {},
+        warnings=st.none() | st.lists(_warnings, max_size=2),
+        modelId=st.none() | _text,
+    ),
     "text-start": _part("text-start", {"id": _ids}, harnessMetadata=_metadata),
     "text-delta": _part("text-delta", {"id": _ids, "delta": _text}, harnessMetadata=_metadata),
     "text-end": _part("text-end", {"id": _ids}, harnessMetadata=_metadata),
     "reasoning-start": _part("reasoning-start", {"id": _ids}, harnessMetadata=_metadata),
-    "reasoning-delta": _part("reasoning-delta", {"id": _ids, "delta": _text}, harnessMetadata=_metadata),
+    "reasoning-delta": _part(
+        "reasoning-delta", {"id": _ids, "delta": _text}, harnessMetadata=_metadata
+    ),
     "reasoning-end": _part("reasoning-end", {"id": _ids}, harnessMetadata=_metadata),
     "tool-input-start": _part(
         "tool-input-start",
@@ -103,11 +115,17 @@ _BY_TYPE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         dynamic=st.none() | st.booleans(),
         title=st.none() | _text,
     ),
-    "tool-input-delta": _part("tool-input-delta", {"id": _ids, "delta": _text}, providerMetadata=_metadata),
+    "tool-input-delta": _part(
+        "tool-input-delta", {"id": _ids, "delta": _text}, providerMetadata=_metadata
+    ),
     "tool-input-end": _part("tool-input-end", {"id": _ids}, providerMetadata=_metadata),
     "tool-call": _part(
         "tool-call",
-        {"toolCallId": _ids, "toolName": _names, "input": _json_objects.map(lambda v: json.dumps(v))},
+        {
+            "toolCallId": _ids,
+            "toolName": _names,
+            "input": _json_objects.map(lambda v: json.dumps(v)),
+        },
         providerExecuted=st.none() | st.booleans(),
         dynamic=st.none() | st.booleans(),
         providerMetadata=_metadata,
@@ -115,7 +133,9 @@ _BY_TYPE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         stepToolCallCount=st.none() | st.integers(min_value=1, max_value=8),
     ),
     "tool-approval-request": _part(
-        "tool-approval-request", {"approvalId": _ids, "toolCallId": _ids}, providerMetadata=_metadata
+        "tool-approval-request",
+        {"approvalId": _ids, "toolCallId": _ids},
+        providerMetadata=_metadata,
     ),
     "tool-result": _part(
         "tool-result",

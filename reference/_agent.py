@@ -71,7 +71,7 @@ __all__ = ["HarnessAgent", "PrepareCall", "compute_tool_filtering"]
 #: prompt, messages, options}`` and returns a replacement (omitted keys become ``None``),
 #: or ``None`` to keep the call as it is. It may be async.
 PrepareCall: TypeAlias = Callable[
-    [dict[str, Any]], dict[str, Any] | None | Awaitable[dict[str, Any] | None]
+    [dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any] | None] | None
 ]
 
 _MANAGED_HEADERS = ("authorization", "x-api-key", "user-agent", "x-client-app")
@@ -714,7 +714,9 @@ class HarnessAgent:
                 returned = await returned
             if returned is not None:
                 # Overrides, key by key (SESSION-027): an omitted or None key keeps the base.
-                call = {key: base[key] if returned.get(key) is None else returned[key] for key in base}
+                call = {
+                    key: base[key] if returned.get(key) is None else returned[key] for key in base
+                }
                 if returned.get("prompt") is not None and returned.get("messages") is None:
                     call["messages"] = None
                 if returned.get("messages") is not None and returned.get("prompt") is None:

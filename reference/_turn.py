@@ -715,6 +715,7 @@ class SliceRunner:
         seen = self.seen_calls.get(part.tool_call_id)
         if part.tool_call_id in self.builtin_settled or part.approval_id in self.consumed_approvals:
             return
+        name: str | None
         if seen is not None:
             name = seen.harness.tool_name
         else:
@@ -1222,7 +1223,7 @@ class SliceRunner:
         del self.core.pending_results[pending.tool_call_id]
         self.host_settled.add(pending.tool_call_id)
         self.swallow_next_finish_step = True
-        tool_result = (
+        tool_result: dict[str, Any] = (
             dict(result.tool_result)
             if result.tool_result is not None
             else {

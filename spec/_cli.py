@@ -27,7 +27,9 @@ def spec() -> None:
     type=click.Choice(["MUST", "SHOULD", "MAY"], case_sensitive=False),
     help="Only this level.",
 )
-@click.option("--subject", help="Only requirements binding this subject (adapter, agent, sandbox, kit).")
+@click.option(
+    "--subject", help="Only requirements binding this subject (adapter, agent, sandbox, kit)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def requirements(area: str | None, level: str | None, subject: str | None, as_json: bool) -> None:
     """List the numbered normative requirements."""
@@ -40,7 +42,9 @@ def requirements(area: str | None, level: str | None, subject: str | None, as_js
     if as_json:
         click.echo(json.dumps([r.model_dump(mode="json") for r in selected], indent=2))
         return
-    table = Table(title=f"harness-v1 requirements ({len(selected)} of {len(catalogue.requirements)})")
+    table = Table(
+        title=f"harness-v1 requirements ({len(selected)} of {len(catalogue.requirements)})"
+    )
     for column in ("id", "level", "subject", "checkability", "source", "statement"):
         table.add_column(column, overflow="fold")
     for item in selected:

@@ -227,7 +227,9 @@ def parse_lifecycle_state(
     nested = obj.get("continueFrom") if state_type == "resume-session" else None
     shallow = {key: value for key, value in obj.items() if key != "continueFrom"}
     try:
-        state = _ADAPTERS[state_type].validate_python(shallow, by_alias=True, by_name=False)
+        state: ResumeSessionState | ContinueTurnState = _ADAPTERS[state_type].validate_python(
+            shallow, by_alias=True, by_name=False
+        )
     except ValidationError as error:
         raise InvalidLifecycleStateError(
             f"Lifecycle state ({state_type}) is invalid: {_describe(error)}.", cause=error

@@ -210,8 +210,8 @@ def baseline_input_problems(common_name: str, input_schema: Mapping[str, Any]) -
         )
     problems: list[str] = []
     try:
-        validator_cls = jsonschema.validators.validator_for(input_schema)
-        validator_cls.check_schema(input_schema)
+        validator_cls = jsonschema.validators.validator_for(dict(input_schema))
+        validator_cls.check_schema(dict(input_schema))
     except jsonschema.SchemaError as error:
         return [f"the input schema is not a valid JSON Schema: {error.message}"]
     baseline_fields = set(BASELINE_INPUT_SCHEMAS[common_name].get("required", []))
@@ -298,7 +298,11 @@ def common_tool(
     """
     schema = dict(input_schema) if input_schema is not None else None
     if schema is None:
-        schema = dict(BASELINE_INPUT_SCHEMAS[common_name]) if common_name in BASELINE_INPUT_SCHEMAS else {}
+        schema = (
+            dict(BASELINE_INPUT_SCHEMAS[common_name])
+            if common_name in BASELINE_INPUT_SCHEMAS
+            else {}
+        )
     problems = baseline_input_problems(common_name, schema)
     if problems:
         raise ValueError(

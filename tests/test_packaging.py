@@ -31,8 +31,18 @@ print(json.dumps(out))
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation",
-         "--quiet", "-w", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(out),
+        ],
         check=True,
         cwd=out,
     )
@@ -43,7 +53,10 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_holds_only_the_namespace_and_its_data(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/", 1)[0] for name in names}
-    assert tops == {"harness_testkit", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
+    assert tops == {
+        "harness_testkit",
+        wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info",
+    }
     for package in PACKAGES:
         assert f"harness_testkit/{package}/__init__.py" in names
         assert f"harness_testkit/{package}/py.typed" in names
@@ -57,7 +70,9 @@ def test_wheel_install_imports_the_same_names_as_this_install(wheel: Path, tmp_p
     python = env_dir / "bin" / "python"
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
@@ -66,7 +81,10 @@ def test_wheel_install_imports_the_same_names_as_this_install(wheel: Path, tmp_p
     deps = sysconfig.get_paths()["purelib"]
     probe = subprocess.run(
         [str(python), "-c", PROBE % (PACKAGES,)],
-        check=True, capture_output=True, text=True, cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
         env={"PYTHONPATH": deps, "PATH": "/usr/bin:/bin"},
     )
     result = json.loads(probe.stdout)

@@ -69,7 +69,9 @@ def text_step(text: str, *, block: str = "t1", reason: str = "stop") -> list[Any
     ]
 
 
-def finish_step(reason: str = "stop", input_total: int | None = None, output_total: int | None = None) -> FinishStepPart:
+def finish_step(
+    reason: str = "stop", input_total: int | None = None, output_total: int | None = None
+) -> FinishStepPart:
     """A ``finish-step`` part."""
     return FinishStepPart(
         finish_reason=FinishReason(unified=reason, raw=reason),  # type: ignore[arg-type]
@@ -77,7 +79,9 @@ def finish_step(reason: str = "stop", input_total: int | None = None, output_tot
     )
 
 
-def finish(reason: str = "stop", input_total: int | None = None, output_total: int | None = None) -> FinishPart:
+def finish(
+    reason: str = "stop", input_total: int | None = None, output_total: int | None = None
+) -> FinishPart:
     """A ``finish`` part."""
     return FinishPart(
         finish_reason=FinishReason(unified=reason, raw=reason),  # type: ignore[arg-type]
@@ -86,10 +90,20 @@ def finish(reason: str = "stop", input_total: int | None = None, output_total: i
 
 
 def tool_call(
-    call_id: str, name: str, input: str = "{}", *, provider_executed: bool | None = None, **extra: Any
+    call_id: str,
+    name: str,
+    input: str = "{}",
+    *,
+    provider_executed: bool | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     """A ``tool-call`` wire dict."""
-    part: dict[str, Any] = {"type": "tool-call", "toolCallId": call_id, "toolName": name, "input": input}
+    part: dict[str, Any] = {
+        "type": "tool-call",
+        "toolCallId": call_id,
+        "toolName": name,
+        "input": input,
+    }
     if provider_executed is not None:
         part["providerExecuted"] = provider_executed
     part.update(extra)
@@ -128,7 +142,9 @@ class _Turn:
 
 
 class _Control:
-    def __init__(self, session: ScriptedSession, turn: _Turn, *, approvals: bool, steering: bool) -> None:
+    def __init__(
+        self, session: ScriptedSession, turn: _Turn, *, approvals: bool, steering: bool
+    ) -> None:
         self._session = session
         self._turn = turn
         if approvals:
@@ -137,7 +153,11 @@ class _Control:
             self.submit_user_message = self._submit_user_message
 
     async def submit_tool_result(
-        self, tool_call_id: str, output: Any, is_error: bool = False, tool_result: dict[str, Any] | None = None
+        self,
+        tool_call_id: str,
+        output: Any,
+        is_error: bool = False,
+        tool_result: dict[str, Any] | None = None,
     ) -> None:
         record: dict[str, Any] = {"tool_call_id": tool_call_id, "output": output}
         if is_error:
@@ -149,7 +169,9 @@ class _Control:
             raise RuntimeError("submission rejected")
         self._turn.event(tool_call_id).set()
 
-    async def _submit_tool_approval(self, approval_id: str, approved: bool, reason: str | None = None) -> None:
+    async def _submit_tool_approval(
+        self, approval_id: str, approved: bool, reason: str | None = None
+    ) -> None:
         self._session.harness.recorder.approvals.append(
             {"approval_id": approval_id, "approved": approved, "reason": reason}
         )
@@ -259,7 +281,9 @@ class ScriptedSession:
     async def do_compact(self, custom_instructions: str | None = None) -> None:
         self._check("do_compact")
         if not self.harness.supports_compaction:
-            raise HarnessCapabilityUnsupportedError("no manual compaction", harness_id=self.harness.harness_id)
+            raise HarnessCapabilityUnsupportedError(
+                "no manual compaction", harness_id=self.harness.harness_id
+            )
         self.harness.recorder.compactions.append(custom_instructions)
 
 

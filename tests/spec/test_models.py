@@ -70,10 +70,18 @@ def test_wire_names_are_camel_case_and_snake_case_keys_are_refused() -> None:
         "providerExecuted": True,
     }
     with pytest.raises(ValidationError, match="toolCallId"):
-        parse_stream_part({"type": "tool-call", "tool_call_id": "c1", "toolName": "r", "input": "{}"})
+        parse_stream_part(
+            {"type": "tool-call", "tool_call_id": "c1", "toolName": "r", "input": "{}"}
+        )
     with pytest.raises(ValidationError, match="provider_executed"):
         parse_stream_part(
-            {"type": "tool-call", "toolCallId": "c1", "toolName": "r", "input": "{}", "provider_executed": True}
+            {
+                "type": "tool-call",
+                "toolCallId": "c1",
+                "toolName": "r",
+                "input": "{}",
+                "provider_executed": True,
+            }
         )
 
 
@@ -85,7 +93,13 @@ def test_error_parts_serialize_exceptions_by_name_and_message() -> None:
 def test_step_tool_call_count_must_be_positive() -> None:
     with pytest.raises(ValidationError, match="stepToolCallCount"):
         parse_stream_part(
-            {"type": "tool-call", "toolCallId": "c", "toolName": "t", "input": "{}", "stepToolCallCount": 0}
+            {
+                "type": "tool-call",
+                "toolCallId": "c",
+                "toolName": "t",
+                "input": "{}",
+                "stepToolCallCount": 0,
+            }
         )
 
 
@@ -108,21 +122,41 @@ _BASE = {"harnessId": "fake", "specificationVersion": "harness-v1", "data": {"cu
 @pytest.mark.parametrize(
     ("state", "kwargs", "message"),
     [
-        ({**_BASE, "type": "resume-session"}, {"expected_type": "continue-turn"},
-         "Lifecycle state has unexpected type 'resume-session'; expected 'continue-turn'."),
-        ({**_BASE, "type": "nope"}, {},
-         "Lifecycle state has unexpected type 'nope'; expected 'resume-session' or 'continue-turn'."),
-        ({**_BASE, "type": "continue-turn", "specificationVersion": "harness-v2"}, {},
-         "Lifecycle state has unexpected specificationVersion 'harness-v2'; expected 'harness-v1'."),
-        ({**_BASE, "type": "continue-turn", "harnessId": "codex"}, {"harness_id": "fake"},
-         "Lifecycle state was produced by harness 'codex' but this agent uses 'fake'."),
-        ({**_BASE, "type": "resume-session", "pendingToolApprovals": []}, {},
-         "Resume session state cannot contain pending tool approvals; unfinished turns must be stored as `continueFrom`."),
-        ({**_BASE, "type": "resume-session", "pendingToolResults": []}, {},
-         "Resume session state cannot contain pending tool results; unfinished turns must be stored as `continueFrom`."),
+        (
+            {**_BASE, "type": "resume-session"},
+            {"expected_type": "continue-turn"},
+            "Lifecycle state has unexpected type 'resume-session'; expected 'continue-turn'.",
+        ),
+        (
+            {**_BASE, "type": "nope"},
+            {},
+            "Lifecycle state has unexpected type 'nope'; expected 'resume-session' or 'continue-turn'.",
+        ),
+        (
+            {**_BASE, "type": "continue-turn", "specificationVersion": "harness-v2"},
+            {},
+            "Lifecycle state has unexpected specificationVersion 'harness-v2'; expected 'harness-v1'.",
+        ),
+        (
+            {**_BASE, "type": "continue-turn", "harnessId": "codex"},
+            {"harness_id": "fake"},
+            "Lifecycle state was produced by harness 'codex' but this agent uses 'fake'.",
+        ),
+        (
+            {**_BASE, "type": "resume-session", "pendingToolApprovals": []},
+            {},
+            "Resume session state cannot contain pending tool approvals; unfinished turns must be stored as `continueFrom`.",
+        ),
+        (
+            {**_BASE, "type": "resume-session", "pendingToolResults": []},
+            {},
+            "Resume session state cannot contain pending tool results; unfinished turns must be stored as `continueFrom`.",
+        ),
     ],
 )
-def test_lifecycle_validation_messages(state: dict[str, Any], kwargs: dict[str, Any], message: str) -> None:
+def test_lifecycle_validation_messages(
+    state: dict[str, Any], kwargs: dict[str, Any], message: str
+) -> None:
     with pytest.raises(InvalidLifecycleStateError) as caught:
         parse_lifecycle_state(state, **kwargs)
     assert str(caught.value) == message
@@ -138,7 +172,11 @@ def test_non_object_state_and_non_json_data_are_refused_naming_the_field() -> No
 
 
 def test_nested_continuation_is_validated_recursively_and_schema_failures_are_wrapped() -> None:
-    nested = {**_BASE, "type": "resume-session", "continueFrom": {**_BASE, "type": "resume-session"}}
+    nested = {
+        **_BASE,
+        "type": "resume-session",
+        "continueFrom": {**_BASE, "type": "resume-session"},
+    }
     with pytest.raises(InvalidLifecycleStateError, match="expected 'continue-turn'"):
         parse_lifecycle_state(nested)
 
@@ -149,7 +187,10 @@ def test_nested_continuation_is_validated_recursively_and_schema_failures_are_wr
 
     with pytest.raises(InvalidLifecycleStateError) as caught:
         parse_lifecycle_state({**_BASE, "type": "continue-turn", "data": {}}, data_validator=schema)
-    assert str(caught.value) == "Lifecycle state failed schema validation for harness 'fake': cursor is required"
+    assert (
+        str(caught.value)
+        == "Lifecycle state failed schema validation for harness 'fake': cursor is required"
+    )
     assert isinstance(caught.value.cause, ValueError)
 
 
