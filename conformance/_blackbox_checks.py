@@ -26,7 +26,7 @@ from harness_testkit.spec import (
 
 from ._checks import CheckFailed, CheckSkipped, check
 from ._context import CheckContext
-from ._grammar import consumer_violations, harness_violations, to_wire
+from ._grammar import consumer_violations, recorded_violations, to_wire
 from ._recording import RecordingAdapter
 
 __all__: list[str] = []
@@ -57,25 +57,13 @@ def _require_finished(parts: list[ConsumerPart], what: str) -> None:
 
 
 def _check_slices(adapter: RecordingAdapter, *, completed: bool) -> None:
-    inner = adapter.inner
-    for session in adapter.sessions:
-        calls: dict[str, str] = {}
-        for index, recorded in enumerate(session.slices):
-            last_slice = index == len(session.slices) - 1
-            violations = harness_violations(
-                recorded.parts,
-                builtin_tools=inner.builtin_tools,
-                harness_id=inner.harness_id,
-                completed=completed and last_slice,
-                earlier_calls=calls,
-            )
-            _fail_first(
-                violations, context=f"session {session.session_id}, slice {index} ({recorded.kind})"
-            )
-            for part in recorded.parts:
-                wire = to_wire(part)
-                if isinstance(wire, dict) and wire.get("type") == "tool-call":
-                    calls[str(wire.get("toolCallId"))] = str(wire.get("toolName"))
+    violations = recorded_violations(
+        adapter.sessions,
+        builtin_tools=adapter.builtin_tools,
+        harness_id=adapter.harness_id,
+        completed="all" if completed else "none",
+    )
+    _fail_first(violations, context=f"adapter {adapter.harness_id}")
 
 
 # -- the adapter object ------------------------------------------------------------------
@@ -513,7 +501,7 @@ async def manual_compaction(ctx: CheckContext) -> None:
     declared = ctx.capabilities.manual_compaction
     try:
         with anyio.fail_after(ctx.capabilities.turn_timeout):
-            await session.compact("Keep the file names.")
+            await session.compact()
     except HarnessCapabilityUnsupportedError as error:
         if declared:
             raise CheckFailed(

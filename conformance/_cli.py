@@ -32,9 +32,9 @@ def _load_capabilities(path: Path | None) -> AdapterCapabilities | None:
 
 def self_targets() -> list[AdapterTarget]:
     """The fake harness in every capability profile (the reference run that must pass)."""
-    from harness_testkit.fake_harness import self_test_targets
+    from ._self import self_test_targets
 
-    return list(self_test_targets())
+    return self_test_targets()
 
 
 @click.command("check")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -39,7 +39,13 @@ from harness_testkit.spec import (
 )
 from harness_testkit.spec._stream_parts import WireModel
 
-__all__ = ["Violation", "consumer_violations", "harness_violations", "to_wire"]
+__all__ = [
+    "Violation",
+    "consumer_violations",
+    "harness_violations",
+    "recorded_violations",
+    "to_wire",
+]
 
 # Step content for STREAM-033. Tool results are judged separately (STREAM-052): a result
 # after the last finish-step is dropped by the agent rather than failing the turn.
@@ -92,6 +98,7 @@ def harness_violations(
     harness_id: str,
     completed: bool,
     earlier_calls: Mapping[str, str] | None = None,
+    host_tools: Sequence[str] = (),
 ) -> list[Violation]:
     """Check one turn slice of harness parts, as the adapter emitted them.
 
@@ -101,7 +108,9 @@ def harness_violations(
         harness_id: The adapter's id (``harnessMetadata`` keys).
         completed: The turn ended normally (not paused, suspended, aborted or failed).
         earlier_calls: toolCallId -> toolName of calls emitted in earlier slices of the
-            same turn.
+            same turn (tool results may refer to them; approval requests may not).
+        host_tools: Names of the host tool specs the turn received (a host tool may
+            shadow a built-in name, and its calls are host-dispatched).
 
     Returns:
         The violations, in stream order.
@@ -132,6 +141,7 @@ def harness_violations(
         parsed.append((index, part))
 
     calls: dict[str, str] = dict(earlier_calls or {})
+    slice_calls: set[str] = set()
     open_blocks: dict[tuple[str, str], bool] = {}
     step_content = False
     step_expected: int | None = None
@@ -183,14 +193,15 @@ def harness_violations(
         elif isinstance(part, ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart):
             input_streams.setdefault(part.id, index)
         elif isinstance(part, ToolCallPart):
-            found.extend(_call_violations(part, index, builtin_tools))
+            found.extend(_call_violations(part, index, builtin_tools, host_tools))
+            slice_calls.add(part.tool_call_id)
             if step_calls == 0 and part.step_tool_call_count is not None:
                 step_expected = part.step_tool_call_count
             step_calls += 1
             calls[part.tool_call_id] = part.tool_name
             input_streams.pop(part.tool_call_id, None)
         elif isinstance(part, ToolApprovalRequestPart):
-            if part.tool_call_id not in calls:
+            if part.tool_call_id not in slice_calls:
                 found.append(
                     Violation(
                         "STREAM-013",
@@ -288,7 +299,10 @@ def harness_violations(
 
 
 def _call_violations(
-    part: ToolCallPart, index: int, builtin_tools: Mapping[str, BuiltinTool]
+    part: ToolCallPart,
+    index: int,
+    builtin_tools: Mapping[str, BuiltinTool],
+    host_tools: Sequence[str],
 ) -> list[Violation]:
     found: list[Violation] = []
     if part.input.strip():
@@ -316,6 +330,7 @@ def _call_violations(
         )
     if (
         part.tool_name in builtin_tools
+        and part.tool_name not in host_tools
         and part.tool_name != "askUserQuestions"
         and part.provider_executed is not True
     ):
@@ -363,4 +378,42 @@ def consumer_violations(parts: Sequence[ConsumerPart]) -> list[Violation]:
             if not in_step:
                 found.append(Violation("STREAM-032", "finish-step without a start-step", index))
             in_step = False
+    return found
+
+
+def recorded_violations(
+    sessions: Sequence[Any],
+    *,
+    builtin_tools: Mapping[str, BuiltinTool],
+    harness_id: str,
+    completed: Literal["none", "last", "all"] = "none",
+) -> list[Violation]:
+    """Check recorded sessions (``RecordedSession``), slice by slice.
+
+    Sessions with the same id (a session resumed from a state, possibly in a new
+    adapter) are one turn history: calls of earlier slices stay known to later ones.
+    ``completed`` says which slices ended a turn normally: none, each session's last, or
+    all (every slice a whole turn).
+    """
+    found: list[Violation] = []
+    calls_by_session: dict[str, dict[str, str]] = {}
+    for session in sessions:
+        calls = calls_by_session.setdefault(session.session_id, {})
+        for index, recorded in enumerate(session.slices):
+            host_tools = [spec.get("name", "") for spec in recorded.options.get("tools", [])]
+            found.extend(
+                harness_violations(
+                    recorded.parts,
+                    builtin_tools=builtin_tools,
+                    harness_id=harness_id,
+                    completed=completed == "all"
+                    or (completed == "last" and index == len(session.slices) - 1),
+                    earlier_calls=calls,
+                    host_tools=host_tools,
+                )
+            )
+            for part in recorded.parts:
+                wire = to_wire(part)
+                if isinstance(wire, dict) and wire.get("type") == "tool-call":
+                    calls[str(wire.get("toolCallId"))] = str(wire.get("toolName"))
     return found

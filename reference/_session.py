@@ -18,6 +18,8 @@ from harness_testkit.spec import (
     HarnessSession,
     HarnessSessionStateError,
     NetworkSandboxSession,
+    PendingToolApproval,
+    PendingToolResult,
     PromptControl,
     PromptTurnOptions,
     ResumeSessionState,
@@ -110,6 +112,16 @@ class AgentSession:
     def sandbox_session(self) -> SandboxSession:
         """The full sandbox session the adapter received."""
         return self._sandbox
+
+    @property
+    def pending_tool_approvals(self) -> list[PendingToolApproval]:
+        """Approvals the unfinished turn waits for, in registration order."""
+        return list(self._core.pending_approvals.values())
+
+    @property
+    def pending_tool_results(self) -> list[PendingToolResult]:
+        """Client-side tool results the unfinished turn waits for."""
+        return list(self._core.pending_results.values())
 
     def has_unfinished_turn(self) -> bool:
         """True while a turn is running, paused for host input or suspended."""
