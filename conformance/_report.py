@@ -271,8 +271,10 @@ class Report(BaseModel):
         )
         for result in self.results:
             if result.status in ("fail", "xpass") and result.replay_command:
+                # soft_wrap keeps the command on one line so it can be copied.
                 console.print(
-                    f"[red]{result.check_id}[/]: replay with [bold]{result.replay_command}[/]"
+                    f"[red]{result.check_id}[/]: replay with [bold]{result.replay_command}[/]",
+                    soft_wrap=True,
                 )
         for warning in self.warnings:
             console.print(f"[yellow]warning:[/] {warning}")

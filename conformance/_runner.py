@@ -286,6 +286,10 @@ def run_suite(
     tiers: Iterable[str] | None = None,
 ) -> Report:
     """Run checks in dependency order; dependents of failures are ``blocked``."""
+    if options.bundle_dir is not None and options.bundle_dir.is_dir():
+        # Bundles of an earlier run would be mistaken for this run's failures.
+        for stale in options.bundle_dir.glob("*.replay.json"):
+            stale.unlink()
     checks = ordered_checks(check_ids)
     if tiers is not None:
         wanted = set(tiers)
