@@ -1,5 +1,32 @@
-"""Conformance suites for harness-v1 adapters and sandbox providers."""
+"""Conformance suites for harness-v1 adapters and sandbox providers.
 
+Point the kit at an adapter factory and learn, requirement by requirement, where it
+departs from harness-v1: ``harness-testkit check package.module:factory`` or, in pytest,
+a ``ConformanceSuite`` subclass. Both run the same plain check functions.
+"""
+
+from ._capabilities import AdapterCapabilities as AdapterCapabilities
+from ._checks import REGISTRY as REGISTRY
+from ._checks import Check as Check
+from ._checks import CheckFailed as CheckFailed
+from ._checks import CheckSkipped as CheckSkipped
+from ._checks import ordered_checks as ordered_checks
+from ._context import PROFILES as PROFILES
+from ._context import AdapterTarget as AdapterTarget
+from ._context import CheckContext as CheckContext
+from ._context import load_target as load_target
+from ._grammar import Violation as Violation
+from ._grammar import consumer_violations as consumer_violations
+from ._grammar import harness_violations as harness_violations
+from ._recording import RecordingAdapter as RecordingAdapter
+from ._report import CheckResult as CheckResult
+from ._report import Report as Report
+from ._runner import Expectations as Expectations
+from ._runner import RunOptions as RunOptions
+from ._runner import run_check as run_check
+from ._runner import run_suite as run_suite
+from ._self import capabilities_of as capabilities_of
+from ._self import self_test_targets as self_test_targets
 from ._strategies import continue_turn_states as continue_turn_states
 from ._strategies import corrupted_stream_parts as corrupted_stream_parts
 from ._strategies import json_values as json_values
@@ -9,11 +36,43 @@ from ._strategies import stream_parts as stream_parts
 from ._strategies import tool_specs as tool_specs
 
 __all__ = [
+    "ConformanceSuite",
+    "PROFILES",
+    "REGISTRY",
+    "AdapterCapabilities",
+    "AdapterTarget",
+    "Check",
+    "CheckContext",
+    "CheckFailed",
+    "CheckResult",
+    "CheckSkipped",
+    "Expectations",
+    "RecordingAdapter",
+    "Report",
+    "RunOptions",
+    "Violation",
+    "capabilities_of",
+    "consumer_violations",
     "continue_turn_states",
     "corrupted_stream_parts",
+    "harness_violations",
     "json_values",
     "lifecycle_states",
+    "load_target",
+    "ordered_checks",
     "resume_session_states",
+    "run_check",
+    "run_suite",
+    "self_test_targets",
     "stream_parts",
     "tool_specs",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ConformanceSuite needs pytest, which is a test-time dependency only.
+    if name == "ConformanceSuite":
+        from ._suite import ConformanceSuite
+
+        return ConformanceSuite
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

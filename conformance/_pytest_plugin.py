@@ -1,8 +1,10 @@
 """The pytest plugin of harness-testkit (entry point ``pytest11``).
 
-It imports nothing heavy at load time. It adds one option group and the
-``harness_adapter`` fixture, which adapter authors either override in their
-``conftest.py`` or fill from ``--harness-adapter=package.module:factory``.
+It imports nothing heavy at load time: the suite is imported only when a test module
+uses ``ConformanceSuite`` (which requests ``harness_check``). It adds one option group
+and the fixtures ``harness_adapter`` (override it in ``conftest.py``, or pass
+``--harness-adapter=package.module:factory``), ``harness_capabilities`` and
+``harness_run_options``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from typing import Any
 
 import pytest
 
-__all__ = ["harness_adapter", "load_factory", "pytest_addoption"]
+__all__ = [
+    "harness_adapter",
+    "harness_capabilities",
+    "harness_run_options",
+    "load_factory",
+    "pytest_addoption",
+    "pytest_generate_tests",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -30,15 +39,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store",
         default="smoke",
         choices=("smoke", "standard", "exhaustive"),
-        help="Conformance depth (hypothesis example counts).",
+        help="Conformance depth (examples per property check).",
     )
     group.addoption(
         "--harness-sandbox",
         action="store",
         default="local",
         choices=("local", "docker"),
-        help="Sandbox provider the conformance suites use.",
+        help="Sandbox provider the conformance checks use.",
     )
+    group.addoption("--harness-seed", action="store", type=int, default=0, help="Scenario seed.")
+    group.addoption(
+        "--harness-expectations",
+        action="store",
+        default=None,
+        metavar="PATH",
+        help="YAML of known bugs (`xfail: {check_id: reason}`), strict.",
+    )
+    group.addoption(
+        "--harness-bundle-dir",
+        action="store",
+        default="harness-testkit-out/bundles",
+        help="Where failing checks write replay bundles.",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``harness_check`` over every registered conformance check."""
+    if "harness_check" in metafunc.fixturenames:
+        from ._checks import ordered_checks
+
+        checks = ordered_checks()
+        metafunc.parametrize("harness_check", checks, ids=[check.id for check in checks])
 
 
 def load_factory(spec: str) -> Any:
@@ -76,3 +108,17 @@ def harness_adapter(request: pytest.FixtureRequest) -> Any:
             "or pass --harness-adapter=package.module:factory"
         )
     return load_factory(spec)
+
+
+@pytest.fixture
+def harness_capabilities() -> Any:
+    """The capability declaration (``None``: the factory's ``capabilities`` or defaults)."""
+    return None
+
+
+@pytest.fixture
+def harness_run_options(request: pytest.FixtureRequest) -> Any:
+    """Run options from the command line (profile, sandbox, seed, expectations)."""
+    from ._suite import default_run_options
+
+    return default_run_options(request.config)
