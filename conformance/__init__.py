@@ -36,7 +36,6 @@ from ._strategies import stream_parts as stream_parts
 from ._strategies import tool_specs as tool_specs
 
 __all__ = [
-    "ConformanceSuite",
     "PROFILES",
     "REGISTRY",
     "AdapterCapabilities",
@@ -46,6 +45,7 @@ __all__ = [
     "CheckFailed",
     "CheckResult",
     "CheckSkipped",
+    "ConformanceSuite",
     "Expectations",
     "RecordingAdapter",
     "Report",

@@ -210,6 +210,7 @@ async def capability_flags(ctx: CheckContext) -> None:
         "TRANSLATE-019",
         "MERGE-004",
         "MERGE-009",
+        "ADAPTER-046",
     ),
     depends_on=("adapter.surface",),
 )

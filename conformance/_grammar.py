@@ -412,6 +412,19 @@ def recorded_violations(
                     host_tools=host_tools,
                 )
             )
+            asks = any(
+                isinstance(wire := to_wire(part), dict)
+                and wire.get("type") == "tool-approval-request"
+                for part in recorded.parts
+            )
+            if asks and recorded.control_can_approve is False:
+                found.append(
+                    Violation(
+                        "ADAPTER-046",
+                        "the slice emitted tool-approval-request parts but its prompt control "
+                        "has no submit_tool_approval",
+                    )
+                )
             for part in recorded.parts:
                 wire = to_wire(part)
                 if isinstance(wire, dict) and wire.get("type") == "tool-call":

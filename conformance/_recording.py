@@ -38,6 +38,8 @@ class RecordedSlice:
     submissions: list[dict[str, Any]] = field(default_factory=list)
     done_error: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    #: Whether the slice's prompt control offered ``submit_tool_approval``.
+    control_can_approve: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (for replay bundles)."""
@@ -93,6 +95,7 @@ class _RecordingControl:
     def __init__(self, inner: PromptControl, record: RecordedSlice) -> None:
         self._inner = inner
         self._record = record
+        record.control_can_approve = callable(getattr(inner, "submit_tool_approval", None))
         if hasattr(inner, "submit_tool_approval"):
             self.submit_tool_approval = self._submit_tool_approval
         if hasattr(inner, "submit_user_message"):

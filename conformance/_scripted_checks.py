@@ -30,7 +30,7 @@ from harness_testkit.spec import (
     is_builtin_tool_included,
 )
 
-from ._checks import CheckFailed, property_check
+from ._checks import CheckFailed, CheckSkipped, property_check
 from ._context import CheckContext
 from ._grammar import recorded_violations, to_wire
 from ._recording import RecordingAdapter
@@ -844,3 +844,247 @@ async def host_approvals(ctx: CheckContext, scenario: Mapping[str, Any]) -> None
 def _approved(kinds: Sequence[str], decisions: Sequence[bool], tool_call_id: str) -> bool:
     index = int(tool_call_id[1:])
     return kinds[index] == "approve" and bool(decisions[index])
+
+
+# -- single-scenario scripted requirements ------------------------------------------------
+
+
+def _one(ctx: CheckContext) -> st.SearchStrategy[Any]:
+    return st.just({})
+
+
+@property_check(
+    "scripted.mcp-tools",
+    title="MCP tool calls are runtime-executed: providerExecuted, dynamic when undeclared",
+    requirements=("TOOLSPEC-017", "TOOLSPEC-018"),
+    scenarios=_one,
+)
+async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
+    adapter = ctx.adapter()
+    script = _script(
+        [{"mcp": "docs/search", "id": "m1", "input": {"query": "x"}}], [{"text": "done"}]
+    )
+    script["mcpServers"] = {"docs": {"tools": {"search": {"result": {"hits": ["a"]}}}}}
+    _set_script(adapter, script)
+    agent = ctx.agent(adapter)
+    session = await ctx.create_session(agent)
+    parts = await ctx.run_prompt(agent, session, "mcp")
+    calls = [p for p in parts if isinstance(p, ConsumerToolCallPart) and p.tool_call_id == "m1"]
+    if len(calls) != 1:
+        raise CheckFailed("TOOLSPEC-017", f"expected one MCP tool-call m1, saw {len(calls)}")
+    call = calls[0]
+    declared = call.tool_name in adapter.builtin_tools
+    if call.provider_executed is not True or (not declared and call.dynamic is not True):
+        raise CheckFailed(
+            "TOOLSPEC-017",
+            "an MCP call must be providerExecuted (and dynamic when undeclared)",
+            observed=to_wire(call),
+        )
+    if call.invalid:
+        raise CheckFailed("TOOLSPEC-018", f"the agent rejected the MCP call: {call.error}")
+    executed = [e for e in _executions(adapter).get("m1", []) if e.executed]
+    if len(executed) != 1 or executed[0].surface != "mcp":
+        raise CheckFailed("TOOLSPEC-017", f"the runtime executed MCP call m1 {len(executed)} times")
+    _grammar(ctx)
+
+
+@property_check(
+    "scripted.compaction-once",
+    title="Each compaction is reported by exactly one compaction part, on completion",
+    requirements=("STREAM-021",),
+    scenarios=_one,
+)
+async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
+    from harness_testkit.fake_harness import CompactionPerformed
+
+    adapter = ctx.adapter()
+    long_text = " ".join(["context"] * 120)
+    script = _script([{"text": long_text}], [{"text": long_text}], [{"text": "done"}])
+    script["contextBudget"] = 50
+    _set_script(adapter, script)
+    agent = ctx.agent(adapter)
+    session = await ctx.create_session(agent)
+    parts = await ctx.run_prompt(agent, session, "compaction")
+    performed = [e for e in _observations(adapter).of_kind(CompactionPerformed) if e.emitted]
+    if not performed:
+        raise CheckSkipped("the runtime reported no compaction under a 50-token context budget")
+    seen = [
+        p for p in parts if isinstance(p, ConsumerToolResultPart) and p.tool_name == "compaction"
+    ]
+    if len(seen) != len(performed):
+        raise CheckFailed(
+            "STREAM-021",
+            "compaction parts do not match the compactions the runtime performed",
+            expected=len(performed),
+            observed=len(seen),
+        )
+    _grammar(ctx)
+
+
+@property_check(
+    "scripted.turn-settings",
+    title="Each turn's skills and instructions reach the runtime; skills of the previous turn are replaced",
+    requirements=("ADAPTER-027", "PROMPT-007"),
+    scenarios=_one,
+)
+async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
+    from harness_testkit.fake_harness import TurnStarted
+    from harness_testkit.spec import Skill
+
+    adapter = ctx.adapter()
+    _set_script(adapter, _script([{"text": "ok"}]))
+    skills = [
+        Skill(name="first", description="one", content="1"),
+        Skill(name="second", description="two", content="2"),
+    ]
+    calls = iter(
+        [
+            {"skills": [skills[0]], "instructions": "Be brief."},
+            {"skills": [skills[1]], "instructions": "Be thorough."},
+        ]
+    )
+
+    def prepare(call: dict[str, Any]) -> dict[str, Any]:
+        return {**call, **next(calls)}
+
+    agent = ctx.agent(adapter, prepare_call=prepare)
+    session = await ctx.create_session(agent)
+    await ctx.run_prompt(agent, session, "first")
+    await ctx.run_prompt(agent, session, "second")
+    started = _observations(adapter).of_kind(TurnStarted)
+    if [entry.skills for entry in started[-2:]] != [["first"], ["second"]]:
+        raise CheckFailed(
+            "ADAPTER-027",
+            "each turn must carry exactly its own skills",
+            expected=[["first"], ["second"]],
+            observed=[entry.skills for entry in started[-2:]],
+        )
+    if [entry.instructions for entry in started[-2:]] != ["Be brief.", "Be thorough."]:
+        raise CheckFailed(
+            "PROMPT-007",
+            "each turn's instructions must reach the runtime",
+            observed=[entry.instructions for entry in started[-2:]],
+        )
+
+
+@property_check(
+    "scripted.steering",
+    title="A user message submitted during a running turn reaches that turn",
+    requirements=("STOP-014",),
+    scenarios=_one,
+    needs=("steering",),
+)
+async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
+    from harness_testkit.fake_harness import UserMessageReceived
+
+    adapter = ctx.adapter()
+    _set_script(
+        adapter,
+        _script(
+            [{"text": "waiting"}, {"waitUserMessage": 10}], [{"text": "thanks"}], announce=False
+        ),
+    )
+    agent = ctx.agent(adapter)
+    session = await ctx.create_session(agent)
+    result = await agent.stream(session=session, prompt="steer me")
+    with anyio.fail_after(ctx.capabilities.turn_timeout):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ctx.collect, result)
+            for _ in range(200):
+                try:
+                    await session.steer_turn("a steering message")
+                    break
+                except Exception:
+                    await anyio.sleep(0.01)
+    received = [e.text for e in _observations(adapter).of_kind(UserMessageReceived)]
+    if "a steering message" not in received:
+        raise CheckFailed(
+            "STOP-014", "the steering message never reached the running turn", observed=received
+        )
+
+
+@property_check(
+    "scripted.sandbox-ownership",
+    title="The adapter never stops or destroys the sandbox session it was given",
+    requirements=("ADAPTER-017",),
+    scenarios=_one,
+)
+async def sandbox_ownership(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
+    provider = ctx.sandbox_provider()
+    network = await provider.create_session(session_id="ownership-spy")
+    calls: list[str] = []
+
+    class Spy:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(network, name)
+
+        async def stop(self) -> None:
+            calls.append("stop")
+
+        async def destroy(self) -> None:
+            calls.append("destroy")
+
+    try:
+        for ending in ("detach", "stop", "destroy"):
+            adapter = ctx.adapter()
+            _set_script(adapter, _script([{"text": "ok"}]))
+            agent = ctx.agent(adapter)
+            session = await ctx.create_session(agent, sandbox_session=Spy())
+            await ctx.run_prompt(agent, session, "ownership")
+            await getattr(session, ending)()
+        if calls:
+            raise CheckFailed(
+                "ADAPTER-017", f"the adapter called {calls} on the sandbox it was given"
+            )
+    finally:
+        await network.destroy()
+
+
+@property_check(
+    "scripted.questions",
+    title="askUserQuestions calls wait for the host's answer and the answer reaches the runtime",
+    requirements=("HOSTTOOL-027",),
+    scenarios=_one,
+)
+async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
+    from harness_testkit.fake_harness import ToolResultReceived
+
+    adapter = ctx.adapter()
+    if "askUserQuestions" not in adapter.builtin_tools:
+        raise CheckSkipped("the adapter declares no askUserQuestions built-in")
+    question = {"allowPartialAnswers": False, "questions": [{"id": "q1", "question": "Proceed?"}]}
+    _set_script(
+        adapter,
+        _script([{"hostTool": "askUserQuestions", "id": "q", "input": question}], [{"text": "ok"}]),
+    )
+    agent = ctx.agent(adapter)
+    session = await ctx.create_session(agent)
+    await ctx.run_prompt(agent, session, "questions")
+    if [r.tool_call_id for r in session.pending_tool_results] != ["q"]:
+        raise CheckFailed("HOSTTOOL-027", "the questions call did not pause for the host's answer")
+    answer = {"action": "answered", "answers": {"q1": {"optionIds": [], "freeform": "yes"}}}
+    with anyio.fail_after(ctx.capabilities.turn_timeout):
+        result = await agent.continue_stream(
+            session=session,
+            tool_result_continuations=[
+                {
+                    "type": "tool-result",
+                    "toolCallId": "q",
+                    "toolName": "askUserQuestions",
+                    "output": {"type": "json", "value": answer},
+                }
+            ],
+        )
+        await ctx.collect(result)
+    received = [
+        e.output
+        for e in _observations(adapter).of_kind(ToolResultReceived)
+        if e.tool_call_id == "q"
+    ]
+    if received != [answer]:
+        raise CheckFailed(
+            "HOSTTOOL-027",
+            "the runtime did not receive the answer",
+            expected=[answer],
+            observed=received,
+        )
