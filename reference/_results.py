@@ -145,8 +145,10 @@ class StepResult:
 
     @property
     def tool_results(self) -> list[ConsumerToolResultPart]:
-        """The step's tool results (preliminary ones included)."""
-        return [p for p in self.content if isinstance(p, ConsumerToolResultPart)]
+        """The step's final tool results (preliminary results are content, not results)."""
+        return [
+            p for p in self.content if isinstance(p, ConsumerToolResultPart) and p.preliminary is not True
+        ]
 
 
 def response_messages(steps: Sequence[StepResult]) -> list[dict[str, Any]]:

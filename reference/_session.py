@@ -220,6 +220,8 @@ class AgentSession:
         core.state = TurnState.RUNNING
         core.frozen = frozen
         if core.queue is None or core.queue.closed:
+            if core.queue is not None:
+                core.queue.close()
             core.queue = PartQueue()
         if core.buffered_parts:
             core.queue.push_front(core.buffered_parts)
@@ -360,6 +362,8 @@ class AgentSession:
             for item in queue.drain_nowait():
                 if item is not DONE and not isinstance(item, DoneFailed):
                     core.buffered_parts.append(item)  # type: ignore[arg-type]
+        if core.queue is not None:
+            core.queue.close()  # the turn now lives on in the returned state
         update: dict[str, Any] = {
             "pending_tool_approvals": None,
             "pending_tool_results": None,
@@ -447,7 +451,7 @@ class AgentSession:
             return
         self._status = SessionStatus.DESTROYED
         if self._core.queue is not None:
-            self._core.queue.closed = True
+            self._core.queue.close()
         try:
             await self._harness_session.do_destroy()
         except Exception:  # destroy never throws (7.4.3)

@@ -102,10 +102,13 @@ class StreamingStripper:
     def _hold_point(self, text: str) -> int:
         """Index from which ``text`` may still become (part of) an occurrence."""
         work_dir = self._work_dir
-        # A complete occurrence at the very end still needs its terminator.
+        cut = len(text)
         for start in range(max(0, len(text) - len(work_dir)), len(text)):
             if work_dir.startswith(text[start:]):
-                return start
-        if text.endswith(work_dir):
-            return len(text) - len(work_dir)
-        return len(text)
+                cut = start
+                break
+        # A complete occurrence right before the cut still needs its terminator (which
+        # decides between "<dir>/x" -> "x" and "<dir>" -> "."), so hold it too.
+        while cut > 0 and text[:cut].endswith(work_dir):
+            cut -= len(work_dir)
+        return cut

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import sys
 import json
 import math
 from collections import deque
@@ -183,10 +184,17 @@ class PartQueue:
         self._send.send_nowait(parsed)
 
     def finish(self, item: _Done | DoneFailed) -> None:
-        """Post the end of the turn's stream (``done()`` settled)."""
+        """Post the end of the turn's stream (``done()`` settled); later emits are dropped."""
         if not self.closed:
             self.closed = True
             self._send.send_nowait(item)
+            self._send.close()
+
+    def close(self) -> None:
+        """Release the queue's streams (the turn is over; nothing more is read)."""
+        self.closed = True
+        self._send.close()
+        self._receive.close()
 
     def push_front(self, items: Sequence[QueueItem]) -> None:
         """Re-queue items (a stop condition's unconsumed lookahead) ahead of new ones."""
@@ -205,7 +213,7 @@ class PartQueue:
         while True:
             try:
                 items.append(self._receive.receive_nowait())
-            except (anyio.WouldBlock, anyio.EndOfStream):
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 return items
 
 
@@ -259,6 +267,8 @@ class TurnCore:
 
     def reset_turn(self) -> None:
         """The turn ended (finished or failed): back to idle, pending records cleared."""
+        if self.queue is not None:
+            self.queue.close()
         self.state = TurnState.IDLE
         self.pending_approvals.clear()
         self.pending_results.clear()
@@ -634,6 +644,13 @@ class SliceRunner:
                 is_error=None,
             )
             return
+        if consumer.invalid and tool.execute is not None:
+            # Never run (or ask to run) an executor on input that violates its schema
+            # (HOSTTOOL-004); the runtime gets the validation error instead.
+            self._start_submission(
+                part.tool_call_id, {"error": _error_string(consumer.error)}, is_error=True
+            )
+            return
         status, reason = self._approval_status(name)
         if status == "denied":
             approval_id = self.core.ids()
@@ -678,12 +695,6 @@ class SliceRunner:
             return
         if tool.execute is None:
             self._register_pending_result(part)
-            return
-        if consumer.invalid:
-            # Never run an executor on input that violates its schema (HOSTTOOL-004).
-            self._start_submission(
-                part.tool_call_id, {"error": _error_string(consumer.error)}, is_error=True
-            )
             return
         self._start_execution(part, tool)
 
@@ -785,9 +796,11 @@ class SliceRunner:
         self.held.append(outcome)
 
     async def _flush_held(self, *, record: bool = True) -> None:
+        """Forward held outcomes. Unrecorded flushes are continuation parts: no new step."""
         held, self.held = self.held, []
         for outcome in held:
-            await self._open_step()
+            if record:
+                await self._open_step()
             await self.sink(outcome)
             if record:
                 self.step_has_content = True
@@ -858,6 +871,12 @@ class SliceRunner:
             # The resumed step was recorded before the pause (5.4.9).
             self.swallow_next_finish_step = False
             await self._flush_held(record=False)
+            if self.step_open:
+                # Replayed parts opened a consumer step: close it so framing stays
+                # balanced, but record no step (its content belongs to the paused one).
+                await self._emit_finish_step(
+                    part.finish_reason, normalize_usage(part.usage), part.harness_metadata
+                )
             self._reset_step()
             return
         await self._close_step(
@@ -873,17 +892,7 @@ class SliceRunner:
         await self._flush_held()
         await self._open_step()
         step_number = len(self.outcome.steps)
-        response = ConsumerFinishStepPart(
-            response=StepResponse(
-                id=f"{self.call_id}-{step_number}",
-                timestamp=self.core.clock().isoformat(),
-                model_id=self.model_id,
-            ),
-            usage=usage,
-            finish_reason=finish_reason.unified,
-            raw_finish_reason=finish_reason.raw,
-            provider_metadata=metadata,
-        )
+        response = self._finish_step_part(finish_reason, usage, metadata, step_number)
         self.outcome.steps.append(
             StepResult(
                 step_number=step_number,
@@ -901,6 +910,33 @@ class SliceRunner:
         )
         await self.sink(response)
         self._reset_step()
+
+    def _finish_step_part(
+        self,
+        finish_reason: FinishReason,
+        usage: LanguageModelUsage,
+        metadata: Metadata | None,
+        step_number: int,
+    ) -> ConsumerFinishStepPart:
+        return ConsumerFinishStepPart(
+            response=StepResponse(
+                id=f"{self.call_id}-{step_number}",
+                timestamp=self.core.clock().isoformat(),
+                model_id=self.model_id,
+            ),
+            usage=usage,
+            finish_reason=finish_reason.unified,
+            raw_finish_reason=finish_reason.raw,
+            provider_metadata=metadata,
+        )
+
+    async def _emit_finish_step(
+        self, finish_reason: FinishReason, usage: LanguageModelUsage, metadata: Metadata | None
+    ) -> None:
+        """Close the consumer step without recording a StepResult."""
+        await self.sink(
+            self._finish_step_part(finish_reason, usage, metadata, len(self.outcome.steps))
+        )
 
     def _reset_step(self) -> None:
         self.step_open = False
@@ -1223,23 +1259,20 @@ class SliceRunner:
         del self.core.pending_results[pending.tool_call_id]
         self.host_settled.add(pending.tool_call_id)
         self.swallow_next_finish_step = True
-        tool_result: dict[str, Any] = (
-            dict(result.tool_result)
-            if result.tool_result is not None
-            else {
-                "type": "tool-result",
-                "toolCallId": pending.tool_call_id,
-            }
-        )
-        tool_result["toolName"] = pending.tool_name
-        provider_options = tool_result.get("providerOptions") or pending.provider_options
-        if provider_options is not None:
-            tool_result["providerOptions"] = provider_options
+        tool_result: dict[str, Any] | None = None
+        if result.tool_result is not None:
+            # The AI SDK part form travels to the adapter, completed from the record (6.2.6);
+            # the raw form carries no part (HOSTTOOL-020).
+            tool_result = dict(result.tool_result)
+            tool_result["toolName"] = pending.tool_name
+            provider_options = tool_result.get("providerOptions") or pending.provider_options
+            if provider_options is not None:
+                tool_result["providerOptions"] = provider_options
         await self._submit(
             pending.tool_call_id,
             result.output if result.has_output else None,
             is_error=True if result.is_error else None,
-            tool_result=_jsonable(tool_result),
+            tool_result=None if tool_result is None else _jsonable(tool_result),
         )
 
     # -- endings -----------------------------------------------------------------------------
@@ -1340,6 +1373,12 @@ class SliceRunner:
             await self.sink(ConsumerAbortPart(reason=reason))
             return
         self.outcome.error = error
+        # Failures also reach stderr, as the TypeScript agent reports them (ERROR-012).
+        print(
+            f"[harness:{self.core.harness_id}:error session={self.core.session_id}] "
+            f"turn failed: {type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
         await self.sink(ConsumerErrorPart(error=error))
 
 

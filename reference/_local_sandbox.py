@@ -1,0 +1,750 @@
+"""The embedded default sandbox: one host directory per session, host subprocesses.
+
+:class:`LocalSandboxProvider` needs nothing but the host. Each session is a directory
+under a base dir, named from the session id, so another process can
+:meth:`~LocalSandboxProvider.resume_session` it. Commands run with ``bash -c`` (``sh -c``
+without bash) in their own process group, so a kill, an abort or a timeout takes the
+command's children down with it.
+
+It is not an isolation boundary: commands run as the current user on the host. Only the
+file API is confined: paths that resolve outside the session root (through ``..`` or
+symlinks) are refused with :class:`~harness_testkit.spec.SandboxPathError`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import anyio
+import anyio.abc
+from anyio.abc import ByteReceiveStream
+
+from harness_testkit.spec._errors import (
+    HarnessCapabilityUnsupportedError,
+    SandboxError,
+    SandboxPathError,
+)
+from harness_testkit.spec._protocols import (
+    OnFirstCreate,
+    PortEndpoint,
+    RunResult,
+)
+
+from ._sandbox_common import (
+    DEFAULT_KILL_TIMEOUT,
+    DEFAULT_LOCK_TIMEOUT,
+    LoopLocalLocks,
+    aborted_error,
+    collect_process,
+    extract_lines,
+    file_lock,
+    merge_env,
+    sanitize_name,
+    start_detached,
+)
+
+__all__ = [
+    "LocalSandboxProcess",
+    "LocalSandboxProvider",
+    "LocalSandboxSession",
+    "LocalSandboxSessionBase",
+]
+
+_State = Literal["running", "stopped", "destroyed"]
+
+
+def default_local_base_dir() -> Path:
+    """Return the default base directory: ``harness-testkit-local`` in the system temp dir."""
+    return Path(tempfile.gettempdir()) / "harness-testkit-local"
+
+
+def _default_shell() -> tuple[str, ...]:
+    bash = shutil.which("bash")
+    return (bash, "-c") if bash else ("/bin/sh", "-c")
+
+
+@dataclass
+class _SessionResource:
+    """What a session and its restricted views share: the directory and live processes."""
+
+    session_id: str
+    root: Path
+    shell: tuple[str, ...]
+    base_env: Mapping[str, str] | None
+    kill_timeout: float
+    state: _State = "running"
+    processes: set[LocalSandboxProcess] = field(default_factory=set)
+
+    def check_usable(self) -> None:
+        if self.state != "running":
+            raise SandboxError(
+                f"The local sandbox session {self.session_id!r} is {self.state}; "
+                + (
+                    "resume it with LocalSandboxProvider.resume_session() to use it again."
+                    if self.state == "stopped"
+                    else "create a new session with LocalSandboxProvider.create_session()."
+                )
+            )
+
+
+class LocalSandboxProcess:
+    """A command started by :meth:`LocalSandboxSessionBase.spawn`, in its own process group.
+
+    Implements :class:`~harness_testkit.spec.SandboxProcess`.
+    """
+
+    def __init__(
+        self,
+        process: anyio.abc.Process,
+        *,
+        command: str,
+        resource: _SessionResource,
+        abort: anyio.Event | None,
+    ) -> None:
+        self._process = process
+        self._command = command
+        self._resource = resource
+        self._abort = abort
+        self._aborted = False
+        self._killed = False
+        # open_process was called with pipes for both, so neither is None.
+        assert process.stdout is not None
+        assert process.stderr is not None
+        self._stdout: ByteReceiveStream = process.stdout
+        self._stderr: ByteReceiveStream = process.stderr
+
+    @property
+    def pid(self) -> int | None:
+        """The host process id (also the id of its process group)."""
+        return self._process.pid
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        """The command's standard output, streamed as it is written."""
+        return self._stdout
+
+    @property
+    def stderr(self) -> ByteReceiveStream:
+        """The command's standard error, streamed as it is written."""
+        return self._stderr
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once the process has exited, else ``None``."""
+        return self._process.returncode
+
+    async def wait_exit(self) -> int:
+        """Wait for the exit code, ignoring ``abort`` (the run collector handles it)."""
+        return await self._process.wait()
+
+    async def wait(self) -> int:
+        """Wait for the exit code.
+
+        Returns:
+            The exit code (negative: killed by that signal).
+
+        Raises:
+            SandboxAbortedError: The spawn's ``abort`` event was set; the process was killed.
+        """
+        if self._abort is None:
+            return await self.wait_exit()
+        code: int | None = None
+        async with anyio.create_task_group() as group:
+
+            async def on_abort(event: anyio.Event) -> None:
+                await event.wait()
+                await self._on_abort()
+                group.cancel_scope.cancel()
+
+            group.start_soon(on_abort, self._abort)
+            code = await self.wait_exit()
+            group.cancel_scope.cancel()
+        if self._aborted or code is None:
+            raise aborted_error(self._command)
+        return code
+
+    async def _on_abort(self) -> None:
+        self._aborted = True
+        await self.kill()
+
+    async def watch_abort(self) -> None:
+        """Kill the process when its abort event is set (runs detached from the caller)."""
+        if self._abort is None:
+            return
+        async with anyio.create_task_group() as group:
+
+            async def on_abort(event: anyio.Event) -> None:
+                await event.wait()
+                await self._on_abort()
+                group.cancel_scope.cancel()
+
+            group.start_soon(on_abort, self._abort)
+            await self.wait_exit()
+            group.cancel_scope.cancel()
+
+    async def kill(self) -> None:
+        """Kill the process and everything in its process group; idempotent."""
+        if not self._killed:
+            self._killed = True
+            # start_new_session made the process a group leader: its pid is the group id.
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+        with anyio.move_on_after(self._resource.kill_timeout):
+            await self.wait_exit()
+
+    async def aclose(self) -> None:
+        """Kill the process group if it still runs and release the pipes."""
+        await self.kill()
+        with anyio.move_on_after(self._resource.kill_timeout):
+            # Unread output keeps asyncio's pipe transports paused short of EOF, and a
+            # transport that never sees EOF is never closed (a ResourceWarning later).
+            for stream in (self._stdout, self._stderr):
+                # Best effort: the stream may be at its end, closed, or being read by the
+                # caller's own task at this very moment (then that task drains it).
+                with suppress(Exception):
+                    while True:
+                        await stream.receive()
+            await self._process.aclose()
+        self._resource.processes.discard(self)
+
+
+class LocalSandboxSessionBase:
+    """The bare local session (files and processes): what ``restricted()`` returns.
+
+    Implements :class:`~harness_testkit.spec.SandboxSession`. Relative paths resolve
+    against the session root; absolute paths must lie inside it.
+    """
+
+    def __init__(self, resource: _SessionResource) -> None:
+        self._resource = resource
+
+    @property
+    def description(self) -> str:
+        """Where the session lives and what it is (and is not)."""
+        return (
+            f"Local sandbox session {self._resource.session_id!r}: a host directory at "
+            f"{self._resource.root} (the working directory; file paths must stay inside "
+            f"it). Commands run on the host with {self._resource.shell[0]} in their own "
+            "process group; there is no network or resource isolation."
+        )
+
+    # -- paths ---------------------------------------------------------------------
+
+    def _resolve(self, path: str) -> Path:
+        """Map ``path`` to a real host path inside the root, refusing anything outside."""
+        if "\0" in path:
+            raise SandboxPathError(
+                f"The path {path!r} contains a NUL character; pass a path without it."
+            )
+        root = self._resource.root
+        candidate = Path(path) if os.path.isabs(path) else root / path
+        real_root = Path(os.path.realpath(root))
+        # realpath follows every symlink that exists and normalizes "..", so links that
+        # point outside are caught as well as lexical escapes.
+        real = Path(os.path.realpath(candidate))
+        if real != real_root and real_root not in real.parents:
+            raise SandboxPathError(
+                f"The path {path!r} resolves to {real}, outside the session root "
+                f"{real_root}; use a path inside the root (relative paths resolve "
+                "against it)."
+            )
+        return real
+
+    # -- files ---------------------------------------------------------------------
+
+    async def read_binary_file(self, path: str) -> bytes | None:
+        """Read a file's bytes.
+
+        Args:
+            path: Relative to the session root, or absolute inside it.
+
+        Returns:
+            The bytes, or ``None`` when the file does not exist.
+
+        Raises:
+            SandboxPathError: The path resolves outside the session root.
+            SandboxError: The path is a directory or cannot be read.
+        """
+        self._resource.check_usable()
+        real = self._resolve(path)
+        return await anyio.to_thread.run_sync(_read_bytes, real, path)
+
+    async def read_text_file(
+        self,
+        path: str,
+        *,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        encoding: str = "utf-8",
+    ) -> str | None:
+        """Read a text file, optionally only lines ``start_line..end_line`` (1-based, inclusive).
+
+        Args:
+            path: Relative to the session root, or absolute inside it.
+            start_line: First line (clamped to at least 1).
+            end_line: Last line (clamped to the line count).
+            encoding: The file's encoding; undecodable bytes become U+FFFD.
+
+        Returns:
+            The text, or ``None`` when the file does not exist.
+
+        Raises:
+            SandboxPathError: The path resolves outside the session root.
+            SandboxError: The path is a directory or cannot be read.
+        """
+        data = await self.read_binary_file(path)
+        if data is None:
+            return None
+        return extract_lines(data.decode(encoding, "replace"), start_line, end_line)
+
+    async def write_binary_file(self, path: str, content: bytes) -> None:
+        """Write bytes, creating parent directories and replacing any existing file.
+
+        Args:
+            path: Relative to the session root, or absolute inside it.
+            content: The bytes to write.
+
+        Raises:
+            SandboxPathError: The path resolves outside the session root.
+            SandboxError: The file cannot be written (for example a parent is a file).
+        """
+        self._resource.check_usable()
+        real = self._resolve(path)
+        await anyio.to_thread.run_sync(_write_bytes, real, bytes(content), path)
+
+    async def write_text_file(self, path: str, content: str, *, encoding: str = "utf-8") -> None:
+        """Write text (no newline translation), creating parent directories.
+
+        Args:
+            path: Relative to the session root, or absolute inside it.
+            content: The text to write.
+            encoding: How to encode it.
+
+        Raises:
+            SandboxPathError: The path resolves outside the session root.
+            SandboxError: The file cannot be written.
+        """
+        await self.write_binary_file(path, content.encode(encoding))
+
+    # -- processes -----------------------------------------------------------------
+
+    def _working_directory(self, working_directory: str | None) -> Path:
+        if working_directory is None:
+            return self._resource.root
+        real = self._resolve(working_directory)
+        if not real.is_dir():
+            raise SandboxError(
+                f"The working directory {working_directory!r} ({real}) does not exist or is "
+                "not a directory; create it first (for example with run('mkdir -p ...'))."
+            )
+        return real
+
+    async def _start(
+        self,
+        command: str,
+        working_directory: str | None,
+        env: Mapping[str, str] | None,
+        abort: anyio.Event | None,
+    ) -> LocalSandboxProcess:
+        self._resource.check_usable()
+        if abort is not None and abort.is_set():
+            raise aborted_error(command)
+        cwd = self._working_directory(working_directory)
+        base = dict(self._resource.base_env if self._resource.base_env is not None else os.environ)
+        # The host's PWD names the host's directory; shells trust a matching PWD.
+        base["PWD"] = str(cwd)
+        process = await anyio.open_process(
+            [*self._resource.shell, command],
+            cwd=cwd,
+            env=merge_env(base, env),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        handle = LocalSandboxProcess(process, command=command, resource=self._resource, abort=abort)
+        self._resource.processes.add(handle)
+        return handle
+
+    async def run(
+        self,
+        command: str,
+        *,
+        working_directory: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        abort: anyio.Event | None = None,
+    ) -> RunResult:
+        """Run ``command`` with the shell and collect its output.
+
+        Args:
+            command: A shell command line.
+            working_directory: Where to run it (default: the session root).
+            env: Variables merged over the base environment (these win).
+            timeout: Seconds before the command and its children are killed.
+            abort: Kills the command and its children when set.
+
+        Returns:
+            Exit code, stdout and stderr; a non-zero exit is not an exception.
+
+        Raises:
+            SandboxTimeoutError: The timeout passed.
+            SandboxAbortedError: ``abort`` was set.
+            SandboxPathError: ``working_directory`` resolves outside the session root.
+            SandboxError: The session is stopped, or the working directory is missing.
+        """
+        process = await self._start(command, working_directory, env, abort)
+        return await collect_process(
+            process,
+            command=command,
+            time_limit=timeout,
+            abort=abort,
+            kill_timeout=self._resource.kill_timeout,
+        )
+
+    async def spawn(
+        self,
+        command: str,
+        *,
+        working_directory: str | None = None,
+        env: Mapping[str, str] | None = None,
+        abort: anyio.Event | None = None,
+    ) -> LocalSandboxProcess:
+        """Start ``command`` and return at once with a handle streaming its output.
+
+        Args:
+            command: A shell command line.
+            working_directory: Where to run it (default: the session root).
+            env: Variables merged over the base environment (these win).
+            abort: Kills the command and its children when set; ``wait()`` then raises
+                :class:`~harness_testkit.spec.SandboxAbortedError`.
+
+        Returns:
+            The process handle.
+
+        Raises:
+            SandboxAbortedError: ``abort`` was already set.
+            SandboxError: The session is stopped, or the working directory is missing.
+        """
+        process = await self._start(command, working_directory, env, abort)
+        if abort is not None:
+            start_detached(process.watch_abort)
+        return process
+
+
+class LocalSandboxSession(LocalSandboxSessionBase):
+    """A local session with identity and lifecycle (a ``NetworkSandboxSession``)."""
+
+    @property
+    def id(self) -> str:
+        """The session id: :meth:`LocalSandboxProvider.resume_session` finds it by this."""
+        return self._resource.session_id
+
+    @property
+    def default_working_directory(self) -> str:
+        """The session root, an absolute host path."""
+        return str(self._resource.root)
+
+    @property
+    def ports(self) -> Sequence[int]:
+        """Always empty: a local session exposes no ports."""
+        return ()
+
+    async def get_port_endpoint(
+        self, port: int, protocol: Literal["http", "https", "ws"] | None = None
+    ) -> PortEndpoint:
+        """Always raises: local sessions expose no ports.
+
+        Raises:
+            HarnessCapabilityUnsupportedError: Always, naming the port.
+        """
+        raise HarnessCapabilityUnsupportedError(
+            f"Port {port} is not exposed: local sandbox sessions expose no ports "
+            "(exposed ports: []). Use a sandbox provider that exposes ports for bridge "
+            "adapters."
+        )
+
+    def restricted(self) -> LocalSandboxSessionBase:
+        """The bare session over the same directory, without lifecycle members."""
+        return LocalSandboxSessionBase(self._resource)
+
+    async def _kill_all(self) -> None:
+        for process in list(self._resource.processes):
+            await process.aclose()
+        self._resource.processes.clear()
+
+    async def stop(self) -> None:
+        """Kill every process this session started and mark it stopped; idempotent.
+
+        The directory is kept: :meth:`LocalSandboxProvider.resume_session` reopens it.
+        """
+        if self._resource.state == "running":
+            self._resource.state = "stopped"
+        with anyio.CancelScope(shield=True):
+            await self._kill_all()
+
+    async def destroy(self) -> None:
+        """Stop the session and delete its directory; idempotent."""
+        await self.stop()
+        self._resource.state = "destroyed"
+        root = self._resource.root
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(_remove_tree, root)
+
+
+class LocalSandboxProvider:
+    """Creates local sandbox sessions: directories under ``root_dir`` plus host processes.
+
+    The default sandbox of the reference agent. Constructing it does no I/O.
+
+    Args:
+        root_dir: The base directory holding sessions, identity templates and locks
+            (default: ``harness-testkit-local`` in the system temp dir). Tests pass
+            ``tmp_path``.
+        base_env: The environment commands start from (default: ``os.environ`` at the
+            time of each call); a command's ``env`` merges over it.
+        shell: The shell invocation, the command is appended (default ``bash -c``, or
+            ``/bin/sh -c`` when bash is missing).
+        lock_timeout: Longest wait, in seconds, for another process that is baking the
+            same identity.
+        kill_timeout: Longest wait, in seconds, for a killed process to be gone.
+    """
+
+    def __init__(
+        self,
+        root_dir: str | os.PathLike[str] | None = None,
+        *,
+        base_env: Mapping[str, str] | None = None,
+        shell: Sequence[str] | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        kill_timeout: float = DEFAULT_KILL_TIMEOUT,
+    ) -> None:
+        base = Path(root_dir) if root_dir is not None else default_local_base_dir()
+        self._base = Path(os.path.abspath(base))
+        self._base_env = dict(base_env) if base_env is not None else None
+        self._shell = tuple(shell) if shell is not None else _default_shell()
+        self._lock_timeout = lock_timeout
+        self._kill_timeout = kill_timeout
+        self._identity_locks = LoopLocalLocks()
+
+    specification_version: Literal["harness-sandbox-v1"] = "harness-sandbox-v1"
+
+    @property
+    def provider_id(self) -> str:
+        """``"local"``."""
+        return "local"
+
+    @property
+    def base_dir(self) -> Path:
+        """The base directory (sessions, templates and locks live under it)."""
+        return self._base
+
+    def session_root(self, session_id: str) -> Path:
+        """The directory of session ``session_id`` (whether or not it exists).
+
+        Args:
+            session_id: The session id.
+
+        Returns:
+            ``<base>/sessions/<sanitized id>``.
+        """
+        return self._base / "sessions" / sanitize_name(session_id)
+
+    def _template_dir(self, identity: str) -> Path:
+        return self._base / "templates" / sanitize_name(identity)
+
+    def _session(self, session_id: str, root: Path) -> LocalSandboxSession:
+        return LocalSandboxSession(
+            _SessionResource(
+                session_id=session_id,
+                root=root,
+                shell=self._shell,
+                base_env=self._base_env,
+                kill_timeout=self._kill_timeout,
+            )
+        )
+
+    async def create_session(
+        self,
+        *,
+        session_id: str | None = None,
+        identity: str | None = None,
+        on_first_create: OnFirstCreate | None = None,
+    ) -> LocalSandboxSession:
+        """Create a session directory, from the identity's template when there is one.
+
+        With ``identity`` and ``on_first_create``, the first creation for that identity
+        runs ``on_first_create`` once in a fresh template directory (guarded by an
+        in-process lock and a lock file, so concurrent creations run it once); every
+        session of the identity starts as a copy of that template. Without an identity,
+        ``on_first_create`` runs on the new session itself.
+
+        Templates are relocated by copying: absolute paths or absolute symlinks that
+        ``on_first_create`` bakes into files keep pointing at the template directory.
+
+        Args:
+            session_id: Names the directory so :meth:`resume_session` finds it; a random
+                id when omitted.
+            identity: Snapshot identity.
+            on_first_create: Setup run once per identity on a restricted session.
+
+        Returns:
+            The new session.
+
+        Raises:
+            SandboxError: A session with this id already exists, or setup failed.
+        """
+        session_id = session_id if session_id is not None else uuid.uuid4().hex
+        root = self.session_root(session_id)
+        template: Path | None = None
+        if identity is not None and on_first_create is not None:
+            template = await self._ensure_template(identity, on_first_create)
+        root = await anyio.to_thread.run_sync(self._make_root, root, session_id, template)
+        session = self._session(session_id, root)
+        if template is None and on_first_create is not None:
+            try:
+                await on_first_create(session.restricted())
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await session.destroy()
+                raise
+        return session
+
+    def _make_root(self, root: Path, session_id: str, template: Path | None) -> Path:
+        root.parent.mkdir(parents=True, exist_ok=True)
+        if root.exists():
+            raise SandboxError(
+                f"A local sandbox session with id {session_id!r} already exists at {root}; "
+                "resume it with resume_session(), destroy it, or pick another session id."
+            )
+        if template is None:
+            root.mkdir()
+        else:
+            shutil.copytree(template, root, symlinks=True)
+        # The physical path: what `pwd` prints inside the session, even when the base
+        # directory sits behind a symlink (macOS /var -> /private/var).
+        return Path(os.path.realpath(root))
+
+    async def _ensure_template(self, identity: str, on_first_create: OnFirstCreate) -> Path:
+        template = self._template_dir(identity)
+        lock = self._identity_locks.get(identity)
+        async with lock:
+            if await anyio.to_thread.run_sync(template.is_dir):
+                return template
+            lock_path = self._base / "locks" / f"identity-{template.name}.lock"
+            async with file_lock(
+                lock_path,
+                wait_limit=self._lock_timeout,
+                what=f"the local snapshot of identity {identity!r}",
+            ):
+                if await anyio.to_thread.run_sync(template.is_dir):
+                    return template
+                building = template.parent / f".building-{template.name}-{uuid.uuid4().hex}"
+                await anyio.to_thread.run_sync(lambda: building.mkdir(parents=True, exist_ok=False))
+                building = Path(await anyio.to_thread.run_sync(os.path.realpath, building))
+                builder = self._session(f"template:{identity}", building)
+                try:
+                    await on_first_create(builder.restricted())
+                    await builder.stop()
+                    # The rename publishes the finished template atomically: a crash
+                    # mid-setup leaves only a .building directory, never a half template.
+                    await anyio.to_thread.run_sync(building.rename, template)
+                except BaseException:
+                    with anyio.CancelScope(shield=True):
+                        await builder.destroy()
+                    raise
+        return template
+
+    async def resume_session(self, session_id: str) -> LocalSandboxSession:
+        """Reopen an existing session directory (possibly created by another process).
+
+        Args:
+            session_id: The id the session was created with.
+
+        Returns:
+            The session.
+
+        Raises:
+            SandboxError: No session with that id exists under the base directory.
+        """
+        root = self.session_root(session_id)
+        if not await anyio.to_thread.run_sync(root.is_dir):
+            raise SandboxError(
+                f"No local sandbox session {session_id!r} exists under {self._base} "
+                f"(looked for {root}); it was destroyed or never created here. Create it "
+                "with create_session(session_id=...) or check the provider's root_dir."
+            )
+        real = await anyio.to_thread.run_sync(os.path.realpath, root)
+        return self._session(session_id, Path(real))
+
+    async def forget_identity(self, identity: str) -> None:
+        """Delete the template of ``identity`` so the next creation bakes it again.
+
+        Args:
+            identity: The snapshot identity.
+        """
+        await anyio.to_thread.run_sync(_remove_tree, self._template_dir(identity))
+
+
+# -- blocking helpers (run in worker threads) -------------------------------------------
+
+
+def _read_bytes(real: Path, shown: str) -> bytes | None:
+    try:
+        return real.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except IsADirectoryError as error:
+        raise SandboxError(
+            f"Cannot read {shown!r}: it is a directory; pass the path of a file."
+        ) from error
+    except OSError as error:
+        raise SandboxError(f"Cannot read {shown!r} ({real}): {error.strerror}.") from error
+
+
+def _write_bytes(real: Path, content: bytes, shown: str) -> None:
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        real.write_bytes(content)
+    except IsADirectoryError as error:
+        raise SandboxError(
+            f"Cannot write {shown!r}: it is a directory; pass the path of a file."
+        ) from error
+    except (FileExistsError, NotADirectoryError) as error:
+        raise SandboxError(
+            f"Cannot write {shown!r}: a parent of {real} is a file, not a directory; "
+            "remove it or pick another path."
+        ) from error
+    except OSError as error:
+        raise SandboxError(f"Cannot write {shown!r} ({real}): {error.strerror}.") from error
+
+
+def _remove_tree(path: Path) -> None:
+    def make_writable_and_retry(function: object, failed: str, _error: object) -> None:
+        # A session may leave read-only directories behind (chmod -w); rmtree needs
+        # write permission on a directory to empty it.
+        parent = os.path.dirname(failed)
+        os.chmod(parent, 0o700)
+        if os.path.isdir(failed) and not os.path.islink(failed):
+            os.chmod(failed, 0o700)
+            shutil.rmtree(failed, ignore_errors=True)
+        else:
+            os.unlink(failed)
+
+    if path.is_symlink():
+        path.unlink()
+    elif not path.exists():
+        return
+    elif sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=make_writable_and_retry)
+    else:
+        shutil.rmtree(path, onerror=make_writable_and_retry)
