@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -30,13 +31,23 @@ print(json.dumps(out))
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # Build from a copy: setuptools writes build/ next to the sources, and the
+    # repository must stay untouched (xdist workers may run this concurrently).
+    source = tmp_path_factory.mktemp("source") / "harness-testkit"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", "build", "dist", "*.egg-info", "__pycache__", ".venv*", "harness-testkit-out"
+        ),
+    )
     subprocess.run(
         [
             sys.executable,
             "-m",
             "pip",
             "wheel",
-            str(ROOT),
+            str(source),
             "--no-deps",
             "--no-build-isolation",
             "--quiet",
