@@ -6,7 +6,7 @@ same backing store (to prove resume works "from another process"), and the
 :class:`SandboxCapabilities` it claims. Every check in :data:`SANDBOX_CHECKS` names the
 catalogue requirements it verifies; a check whose capability is not claimed raises
 :class:`SandboxCheckSkipped` naming the capability, and a failed expectation raises
-:class:`SandboxCheckFailure` with the requirement, expected vs observed, and the replay
+:class:`SandboxCheckFailed` with the requirement, expected vs observed, and the replay
 command.
 
 Property checks draw their examples with hypothesis in a worker thread and run each
@@ -60,7 +60,7 @@ __all__ = [
     "SANDBOX_CHECKS",
     "SandboxCapabilities",
     "SandboxCheck",
-    "SandboxCheckFailure",
+    "SandboxCheckFailed",
     "SandboxCheckSkipped",
     "SandboxTarget",
     "run_sandbox_check",
@@ -99,6 +99,9 @@ class SandboxCapabilities:
         resource_limits: Memory and process-count limits contain a memory hog and a fork
             bomb; the session stays usable afterwards. Never claim it for a provider
             that runs commands on the host: the checks really run a fork bomb.
+        host_directory: The default working directory is a directory of the host running
+            the checks (the local provider), so its removal by ``destroy()`` is checked
+            on the host too.
     """
 
     resume: bool = False
@@ -107,6 +110,7 @@ class SandboxCapabilities:
     kills_process_tree: bool = False
     network_isolation: bool = False
     resource_limits: bool = False
+    host_directory: bool = False
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -136,7 +140,7 @@ class SandboxTarget:
     replay: str = "pytest -k {check}"
 
 
-class SandboxCheckFailure(AssertionError):
+class SandboxCheckFailed(AssertionError):
     """A provider broke a requirement; the message says which, expected vs observed.
 
     Args:
@@ -208,7 +212,7 @@ async def run_sandbox_check(check: SandboxCheck, target: SandboxTarget) -> None:
 
     Raises:
         SandboxCheckSkipped: The check needs a capability the target does not claim.
-        SandboxCheckFailure: The provider broke the requirement.
+        SandboxCheckFailed: The provider broke the requirement.
     """
     if check.capability is not None and not getattr(target.capabilities, check.capability):
         raise SandboxCheckSkipped(check.name, check.capability)
@@ -253,8 +257,8 @@ class _Context:
         self.target = target
         self.capabilities = target.capabilities
 
-    def fail(self, expected: str, observed: str) -> SandboxCheckFailure:
-        return SandboxCheckFailure(
+    def fail(self, expected: str, observed: str) -> SandboxCheckFailed:
+        return SandboxCheckFailed(
             self.check.name,
             self.check.requirements,
             expected,
@@ -827,6 +831,34 @@ async def _check_stop_destroy_idempotent(ctx: _Context) -> None:
         raise ctx.fail("SandboxError when running in a destroyed session", "it ran")
 
 
+async def _check_fresh_working_directory(ctx: _Context) -> None:
+    provider = ctx.target.provider
+    first = await provider.create_session(session_id=ctx.new_session_id())
+    try:
+        listing = await first.run("ls -A")
+        ctx.expect(
+            listing.exit_code == 0 and listing.stdout.strip() == "",
+            "a new session's default working directory is empty",
+            listing,
+        )
+        await first.write_text_file("mine.txt", "first session")
+        async with ctx.session() as second:
+            alone = await second.read_text_file("mine.txt")
+            ctx.expect(alone is None, "sessions do not share their directory", alone)
+        resume = getattr(provider, "resume_session", None)
+        if resume is not None:
+            again = await resume(first.id)
+            kept = await again.read_text_file("mine.txt")
+            ctx.expect(kept == "first session", "resume_session(id) in-process", kept)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await first.destroy()
+    directory = first.default_working_directory
+    if ctx.capabilities.host_directory:
+        exists = await anyio.Path(directory).exists()
+        ctx.expect(not exists, f"destroy() removes {directory}", "it still exists")
+
+
 async def _check_resume(ctx: _Context) -> None:
     provider = ctx.target.provider
     resume = getattr(provider, "resume_session", None)
@@ -1103,6 +1135,14 @@ SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (
         "stop() and destroy() are idempotent; destroy works running or stopped; a "
         "destroyed session fails fast.",
         _check_stop_destroy_idempotent,
+    ),
+    _check(
+        "fresh_working_directory",
+        ("SANDBOX-029",),
+        "Each session gets its own fresh, empty default working directory, resumable by "
+        "id in-process and freed by destroy() (removed from the host for host "
+        "directories).",
+        _check_fresh_working_directory,
     ),
     _check(
         "resume",

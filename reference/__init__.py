@@ -20,10 +20,10 @@ from ._strip import strip_work_dir as strip_work_dir
 from ._tool import Tool as Tool
 from ._tool import ToolExecutionOptions as ToolExecutionOptions
 from ._tool import tool as tool
-from ._turn import ApprovalContinuation as ApprovalContinuation
-from ._turn import ResultContinuation as ResultContinuation
-from ._turn import StopCondition as StopCondition
-from ._turn import TurnState as TurnState
+from ._turn_state import ApprovalContinuation as ApprovalContinuation
+from ._turn_state import ResultContinuation as ResultContinuation
+from ._turn_state import StopCondition as StopCondition
+from ._turn_state import TurnState as TurnState
 
 __all__ = [
     "AgentSession",

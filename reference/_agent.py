@@ -55,8 +55,8 @@ from ._sandbox_setup import (
 from ._session import AgentSession
 from ._stream_result import StreamResult
 from ._tool import Tool
-from ._turn import (
-    QUESTIONS_TOOL,
+from ._turn import QUESTIONS_TOOL
+from ._turn_state import (
     ApprovalContinuation,
     FrozenTurn,
     ResultContinuation,

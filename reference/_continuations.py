@@ -7,7 +7,7 @@ from typing import Any
 
 from harness_testkit.spec import HarnessError, HarnessUsageError
 
-from ._turn import ApprovalContinuation, ResultContinuation
+from ._turn_state import ApprovalContinuation, ResultContinuation
 
 __all__ = [
     "extract_message_continuations",

@@ -147,7 +147,9 @@ class StepResult:
     def tool_results(self) -> list[ConsumerToolResultPart]:
         """The step's final tool results (preliminary results are content, not results)."""
         return [
-            p for p in self.content if isinstance(p, ConsumerToolResultPart) and p.preliminary is not True
+            p
+            for p in self.content
+            if isinstance(p, ConsumerToolResultPart) and p.preliminary is not True
         ]
 
 

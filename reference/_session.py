@@ -28,16 +28,14 @@ from harness_testkit.spec import (
     parse_lifecycle_state,
 )
 
+from ._part_queue import DONE, DoneFailed, PartQueue
 from ._stream_result import StreamResult
-from ._turn import (
-    DONE,
+from ._turn import SliceRunner
+from ._turn_state import (
     ApprovalContinuation,
-    DoneFailed,
     FrozenTurn,
-    PartQueue,
     ResultContinuation,
     SliceOutcome,
-    SliceRunner,
     TurnCore,
     TurnState,
 )

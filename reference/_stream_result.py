@@ -18,7 +18,7 @@ from harness_testkit.spec import (
 )
 
 from ._results import GenerateResult, StepResult, add_usage, response_messages
-from ._turn import SliceOutcome
+from ._turn_state import SliceOutcome
 
 __all__ = ["StreamResult"]
 

@@ -9,23 +9,16 @@ which outlives slices.
 
 from __future__ import annotations
 
-import enum
 import inspect
-import sys
 import json
-import math
-from collections import deque
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from pydantic import ValidationError
 
 from harness_testkit.spec import (
-    BuiltinTool,
-    BuiltinToolFiltering,
     CompactionPart,
     ConsumerAbortPart,
     ConsumerErrorPart,
@@ -65,7 +58,6 @@ from harness_testkit.spec import (
     ReasoningDeltaPart,
     ReasoningEndPart,
     ReasoningStartPart,
-    SandboxSession,
     StepResponse,
     StreamPart,
     StreamStartPart,
@@ -79,32 +71,31 @@ from harness_testkit.spec import (
     ToolInputEndPart,
     ToolInputStartPart,
     ToolResultPart,
-    TurnSettings,
     find_non_json,
     inactive_tool_reason,
     is_builtin_tool_included,
-    parse_stream_part,
 )
 from harness_testkit.spec._lifecycle import CompletedToolResult
 from harness_testkit.spec._stream_parts import Metadata, WireModel
 
-from ._ids import Clock, IdGenerator
+from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._results import StepResult, add_usage, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
 from ._tool import Tool, ToolExecutionOptions, parse_json_text, parse_tool_call_input
+from ._turn_state import (
+    ApprovalContinuation,
+    ResultContinuation,
+    SliceOutcome,
+    StopCondition,
+    TurnCore,
+    TurnState,
+)
 
 __all__ = [
-    "DONE",
-    "ApprovalContinuation",
-    "DoneFailed",
-    "FrozenTurn",
-    "PartQueue",
-    "ResultContinuation",
-    "SliceOutcome",
+    "CONTEXT_FAILED_OUTPUT",
+    "QUESTIONS_TOOL",
+    "UNCLOSED_STEP_MESSAGE",
     "SliceRunner",
-    "StopCondition",
-    "TurnCore",
-    "TurnState",
 ]
 
 UNCLOSED_STEP_MESSAGE = (
@@ -113,210 +104,6 @@ UNCLOSED_STEP_MESSAGE = (
 )
 CONTEXT_FAILED_OUTPUT = {"error": "Tool context validation failed."}
 QUESTIONS_TOOL = "askUserQuestions"
-
-#: ``stop_when`` predicate: receives ``{"steps": [...]}`` and may be async.
-StopCondition = Callable[[Mapping[str, Any]], bool | Awaitable[bool]]
-
-
-class TurnState(enum.StrEnum):
-    """Where the session's turn is."""
-
-    IDLE = "idle"
-    RUNNING = "running"
-    AWAITING_APPROVAL = "awaiting-approval"
-    AWAITING_TOOL_RESULT = "awaiting-tool-result"
-    SUSPENDED = "suspended"
-
-
-class _Done:
-    """Queue sentinel: the adapter's ``done()`` resolved."""
-
-    def __repr__(self) -> str:
-        return "DONE"
-
-
-DONE = _Done()
-
-
-@dataclass(frozen=True)
-class DoneFailed:
-    """Queue sentinel: the adapter's ``done()`` raised ``error``."""
-
-    error: BaseException
-
-
-QueueItem = StreamPart | _Done | DoneFailed
-
-
-class PartQueue:
-    """The parts of one adapter turn, across slices.
-
-    ``emit`` is the synchronous callback adapters call; it validates what it receives
-    (the adapter is an untrusted boundary) and turns an invalid part into an ``error``
-    part naming the problem. Parts emitted while no slice is reading (during a pause)
-    stay queued for the next slice.
-    """
-
-    def __init__(self) -> None:
-        send, receive = anyio.create_memory_object_stream[QueueItem](math.inf)
-        self._send: MemoryObjectSendStream[QueueItem] = send
-        self._receive: MemoryObjectReceiveStream[QueueItem] = receive
-        self._pushback: deque[QueueItem] = deque()
-        self.closed = False
-
-    def emit(self, part: StreamPart | Mapping[str, Any]) -> None:
-        """The ``emit`` callback handed to the adapter."""
-        if self.closed:
-            return  # parts after done() resolved are dropped (spec 1.4.4)
-        parsed: StreamPart
-        if isinstance(part, WireModel):
-            parsed = part  # type: ignore[assignment]
-        else:
-            try:
-                parsed = parse_stream_part(part)
-            except ValidationError as error:
-                parsed = ErrorPart(
-                    error=HarnessTurnError(
-                        f"The harness emitted an invalid stream part {_short(part)}: "
-                        f"{_validation_summary(error)}"
-                    )
-                )
-        self._send.send_nowait(parsed)
-
-    def finish(self, item: _Done | DoneFailed) -> None:
-        """Post the end of the turn's stream (``done()`` settled); later emits are dropped."""
-        if not self.closed:
-            self.closed = True
-            self._send.send_nowait(item)
-            self._send.close()
-
-    def close(self) -> None:
-        """Release the queue's streams (the turn is over; nothing more is read)."""
-        self.closed = True
-        self._send.close()
-        self._receive.close()
-
-    def push_front(self, items: Sequence[QueueItem]) -> None:
-        """Re-queue items (a stop condition's unconsumed lookahead) ahead of new ones."""
-        self._pushback.extendleft(reversed(list(items)))
-
-    async def get(self) -> QueueItem:
-        """Next item (waits; callers bound the wait with their own timeout)."""
-        if self._pushback:
-            return self._pushback.popleft()
-        return await self._receive.receive()
-
-    def drain_nowait(self) -> list[QueueItem]:
-        """Everything queued right now."""
-        items = list(self._pushback)
-        self._pushback.clear()
-        while True:
-            try:
-                items.append(self._receive.receive_nowait())
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                return items
-
-
-def _short(part: object) -> str:
-    text = repr(part)
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _validation_summary(error: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in item['loc']) or '(root)'}: {item['msg']}"
-        for item in error.errors()
-    )
-
-
-@dataclass
-class FrozenTurn:
-    """The settings a prompt turn started with; its continuations reuse them (7.7)."""
-
-    settings: TurnSettings
-    merged_tools: dict[str, Tool | BuiltinTool]
-    executable_tools: dict[str, Tool]
-    tools_context: Mapping[str, Any]
-    builtin_filter: BuiltinToolFiltering | None
-    response_format: Any = None
-    tool_approval: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class TurnCore:
-    """Session-side state of the turn that outlives slices."""
-
-    harness_id: str
-    session_id: str
-    work_dir: str
-    sandbox: SandboxSession
-    harness_builtins: Mapping[str, BuiltinTool]
-    ids: IdGenerator
-    clock: Clock
-    state: TurnState = TurnState.IDLE
-    pending_approvals: dict[str, PendingToolApproval] = field(default_factory=dict)
-    pending_results: dict[str, PendingToolResult] = field(default_factory=dict)
-    frozen: FrozenTurn | None = None
-    control: PromptControl | None = None
-    queue: PartQueue | None = None
-    suspending: bool = False
-    captured_state: ContinueTurnState | None = None
-    buffered_parts: list[StreamPart] = field(default_factory=list)
-    slice_running: bool = False
-    slice_finished: anyio.Event | None = None
-
-    def reset_turn(self) -> None:
-        """The turn ended (finished or failed): back to idle, pending records cleared."""
-        if self.queue is not None:
-            self.queue.close()
-        self.state = TurnState.IDLE
-        self.pending_approvals.clear()
-        self.pending_results.clear()
-        self.frozen = None
-        self.control = None
-        self.queue = None
-        self.captured_state = None
-        self.buffered_parts = []
-
-    def awaiting_state(self) -> TurnState:
-        """The paused state that matches the pending records."""
-        if self.pending_approvals:
-            return TurnState.AWAITING_APPROVAL
-        return TurnState.AWAITING_TOOL_RESULT
-
-
-@dataclass(frozen=True)
-class ApprovalContinuation:
-    """An approval decision for a pending approval (AI SDK ``tool-approval-response``)."""
-
-    approval_id: str
-    approved: bool
-    reason: str | None = None
-    provider_executed: bool | None = None
-
-
-@dataclass(frozen=True)
-class ResultContinuation:
-    """A client-side tool result for a pending call."""
-
-    tool_call_id: str
-    output: Any = None
-    has_output: bool = True
-    is_error: bool = False
-    tool_result: dict[str, Any] | None = None
-
-
-@dataclass
-class SliceOutcome:
-    """How a slice ended."""
-
-    steps: list[StepResult] = field(default_factory=list)
-    finish: FinishPart | None = None
-    error: BaseException | None = None
-    aborted: bool = False
-    abort_reason: str | None = None
-    paused: bool = False
-    suspended: bool = False
 
 
 @dataclass

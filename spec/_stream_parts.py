@@ -82,7 +82,8 @@ class UnsupportedToolWarning(WireModel):
     """The runtime ignored a tool."""
 
     type: Literal["unsupported-tool"] = "unsupported-tool"
-    tool: JSONValue
+    #: The tool description (any JSON value); ``None`` when the runtime gave none.
+    tool: JSONValue = None
     details: str | None = None
 
 

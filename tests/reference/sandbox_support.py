@@ -28,8 +28,8 @@ def docker_provider_or_skip() -> DockerSandboxProvider:
     except SandboxUnavailableError as error:
         provider.close()
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true requires a Docker engine for the Docker tests: {error}")
-        pytest.skip(f"Docker tests need an engine: {error}")
+            pytest.fail(f"CI=true requires the Docker sandbox to work: {error}")
+        pytest.skip(f"Docker sandbox unavailable here: {error}")
     return provider
 
 

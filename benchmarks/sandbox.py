@@ -1,0 +1,221 @@
+"""Sandbox provider overhead: each operation next to its raw floor, measured in one run.
+
+For the local provider the floors are a bare ``anyio.open_process`` of ``true`` and a
+raw file write/read; for Docker, a bare container create+start+remove and a bare exec
+through the same SDK. Ratios (provider / floor) are what to watch: absolute times depend
+on the machine. No assertions: this reports, it does not judge.
+
+Run with ``python benchmarks/sandbox.py`` (about 30 s with a Docker engine).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import statistics
+import subprocess
+import tarfile
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from harness_testkit.reference._docker_sandbox import DockerSandboxProvider
+from harness_testkit.reference._local_sandbox import LocalSandboxProvider
+from harness_testkit.spec import SandboxUnavailableError
+
+_PAYLOAD = os.urandom(64 * 1024)
+
+
+async def _median(repeats: int, operation: Callable[[], Awaitable[Any]]) -> float:
+    """Median wall time of ``operation`` over ``repeats`` runs, after one warm-up."""
+    await operation()
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        await operation()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+async def _local(results: dict[str, dict[str, float]], repeats: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="harness-testkit-bench-") as base:
+        provider = LocalSandboxProvider(Path(base) / "sandboxes")
+
+        async def create() -> None:
+            session = await provider.create_session(session_id=uuid.uuid4().hex)
+            await session.destroy()
+
+        def bare_directory() -> None:
+            path = Path(base) / uuid.uuid4().hex
+            path.mkdir()
+            path.rmdir()
+
+        async def floor_create() -> None:
+            await anyio.to_thread.run_sync(bare_directory)
+
+        session = await provider.create_session(session_id="bench")
+        try:
+
+            async def run_true() -> None:
+                await session.run("true")
+
+            async def floor_run() -> None:
+                process = await anyio.open_process(
+                    ["true"], stdin=subprocess.DEVNULL, start_new_session=True
+                )
+                async with process:
+                    await process.wait()
+
+            async def files() -> None:
+                await session.write_binary_file("bench/payload.bin", _PAYLOAD)
+                await session.read_binary_file("bench/payload.bin")
+
+            raw = Path(base) / "raw.bin"
+
+            def raw_files() -> None:
+                raw.write_bytes(_PAYLOAD)
+                raw.read_bytes()
+
+            async def floor_files() -> None:
+                await anyio.to_thread.run_sync(raw_files)
+
+            results["local create+destroy"] = {
+                "provider": await _median(repeats, create),
+                "floor": await _median(repeats, floor_create),
+            }
+            results["local run('true')"] = {
+                "provider": await _median(repeats, run_true),
+                "floor": await _median(repeats, floor_run),
+            }
+            results["local 64 KiB write+read"] = {
+                "provider": await _median(repeats, files),
+                "floor": await _median(repeats, floor_files),
+            }
+        finally:
+            await session.destroy()
+
+
+async def _docker(results: dict[str, dict[str, float]], repeats: int) -> None:
+    provider = DockerSandboxProvider()
+    try:
+        await provider.ensure_image()
+    except SandboxUnavailableError as error:
+        print(f"Docker skipped: {error}")
+        await provider.aclose()
+        return
+    api = provider._api
+    image = provider.image
+
+    async def create() -> None:
+        session = await provider.create_session(session_id=f"bench-{uuid.uuid4().hex[:12]}")
+        await session.destroy()
+
+    def bare_container() -> None:
+        created = api.create_container(
+            image,
+            command=["sleep", "60"],
+            host_config=api.create_host_config(network_mode="none"),
+            labels={"harness-testkit.kind": "benchmark"},
+        )
+        api.start(created["Id"])
+        api.remove_container(created["Id"], force=True)
+
+    async def floor_create() -> None:
+        await anyio.to_thread.run_sync(bare_container)
+
+    session = await provider.create_session(session_id=f"bench-{uuid.uuid4().hex[:12]}")
+    try:
+        container = session.container_name
+
+        async def run_true() -> None:
+            await session.run("true")
+
+        def bare_exec() -> None:
+            created = api.exec_create(container, ["true"])
+            api.exec_start(created["Id"])
+            api.exec_inspect(created["Id"])
+
+        async def floor_run() -> None:
+            await anyio.to_thread.run_sync(bare_exec)
+
+        async def files() -> None:
+            await session.write_binary_file("bench/payload.bin", _PAYLOAD)
+            await session.read_binary_file("bench/payload.bin")
+
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            info = tarfile.TarInfo("raw.bin")
+            info.size = len(_PAYLOAD)
+            archive.addfile(info, io.BytesIO(_PAYLOAD))
+        tar_bytes = buffer.getvalue()
+
+        def raw_files() -> None:
+            api.put_archive(container, "/tmp", tar_bytes)
+            stream, _ = api.get_archive(container, "/tmp/raw.bin")
+            b"".join(stream)
+
+        async def floor_files() -> None:
+            await anyio.to_thread.run_sync(raw_files)
+
+        results["docker create+destroy"] = {
+            "provider": await _median(max(3, repeats // 3), create),
+            "floor": await _median(max(3, repeats // 3), floor_create),
+        }
+        results["docker run('true')"] = {
+            "provider": await _median(repeats, run_true),
+            "floor": await _median(repeats, floor_run),
+        }
+        results["docker 64 KiB write+read"] = {
+            "provider": await _median(repeats, files),
+            "floor": await _median(repeats, floor_files),
+        }
+    finally:
+        await session.destroy()
+        await provider.aclose()
+
+
+def run(results: dict[str, dict[str, float]], *, repeats: int = 15) -> None:
+    """Measure both providers and add ``{operation: {provider, floor, ratio}}`` to ``results``.
+
+    Args:
+        results: Filled in place; times are median seconds.
+        repeats: Samples per measurement (Docker creation takes a third of them).
+    """
+
+    async def main() -> None:
+        await _local(results, repeats)
+        await _docker(results, repeats)
+
+    anyio.run(main)
+    for entry in results.values():
+        entry["ratio"] = entry["provider"] / entry["floor"] if entry["floor"] else float("inf")
+
+
+def format_table(results: dict[str, dict[str, float]]) -> str:
+    """Render the results as a plain-text table.
+
+    Args:
+        results: What :func:`run` produced.
+
+    Returns:
+        The table.
+    """
+    lines = [f"{'operation':<28} {'provider':>12} {'raw floor':>12} {'ratio':>8}"]
+    for name, entry in results.items():
+        lines.append(
+            f"{name:<28} {entry['provider'] * 1000:>10.2f}ms {entry['floor'] * 1000:>10.2f}ms "
+            f"{entry['ratio']:>7.2f}x"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    measured: dict[str, dict[str, float]] = {}
+    run(measured)
+    print(format_table(measured))

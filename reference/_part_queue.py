@@ -1,0 +1,119 @@
+"""The part queue of one adapter turn: what ``emit`` feeds and the turn engine reads."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import ValidationError
+
+from harness_testkit.spec import ErrorPart, HarnessTurnError, StreamPart, parse_stream_part
+from harness_testkit.spec._stream_parts import WireModel
+
+__all__ = ["DONE", "DoneFailed", "PartQueue", "QueueItem"]
+
+
+class _Done:
+    """Queue sentinel: the adapter's ``done()`` resolved."""
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE = _Done()
+
+
+@dataclass(frozen=True)
+class DoneFailed:
+    """Queue sentinel: the adapter's ``done()`` raised ``error``."""
+
+    error: BaseException
+
+
+QueueItem = StreamPart | _Done | DoneFailed
+
+
+class PartQueue:
+    """The parts of one adapter turn, across slices.
+
+    ``emit`` is the synchronous callback adapters call; it validates what it receives
+    (the adapter is an untrusted boundary) and turns an invalid part into an ``error``
+    part naming the problem. Parts emitted while no slice is reading (during a pause)
+    stay queued for the next slice.
+    """
+
+    def __init__(self) -> None:
+        send, receive = anyio.create_memory_object_stream[QueueItem](math.inf)
+        self._send: MemoryObjectSendStream[QueueItem] = send
+        self._receive: MemoryObjectReceiveStream[QueueItem] = receive
+        self._pushback: deque[QueueItem] = deque()
+        self.closed = False
+
+    def emit(self, part: StreamPart | Mapping[str, Any]) -> None:
+        """The ``emit`` callback handed to the adapter."""
+        if self.closed:
+            return  # parts after done() resolved are dropped (spec 1.4.4)
+        parsed: StreamPart
+        if isinstance(part, WireModel):
+            parsed = part  # type: ignore[assignment]
+        else:
+            try:
+                parsed = parse_stream_part(part)
+            except ValidationError as error:
+                parsed = ErrorPart(
+                    error=HarnessTurnError(
+                        f"The harness emitted an invalid stream part {_short(part)}: "
+                        f"{_validation_summary(error)}"
+                    )
+                )
+        self._send.send_nowait(parsed)
+
+    def finish(self, item: _Done | DoneFailed) -> None:
+        """Post the end of the turn's stream (``done()`` settled); later emits are dropped."""
+        if not self.closed:
+            self.closed = True
+            self._send.send_nowait(item)
+            self._send.close()
+
+    def close(self) -> None:
+        """Release the queue's streams (the turn is over; nothing more is read)."""
+        self.closed = True
+        self._send.close()
+        self._receive.close()
+
+    def push_front(self, items: Sequence[QueueItem]) -> None:
+        """Re-queue items (a stop condition's unconsumed lookahead) ahead of new ones."""
+        self._pushback.extendleft(reversed(list(items)))
+
+    async def get(self) -> QueueItem:
+        """Next item (waits; callers bound the wait with their own timeout)."""
+        if self._pushback:
+            return self._pushback.popleft()
+        return await self._receive.receive()
+
+    def drain_nowait(self) -> list[QueueItem]:
+        """Everything queued right now."""
+        items = list(self._pushback)
+        self._pushback.clear()
+        while True:
+            try:
+                items.append(self._receive.receive_nowait())
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                return items
+
+
+def _short(part: object) -> str:
+    text = repr(part)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _validation_summary(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in item['loc']) or '(root)'}: {item['msg']}"
+        for item in error.errors()
+    )

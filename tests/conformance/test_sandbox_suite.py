@@ -1,0 +1,92 @@
+"""The sandbox conformance suite against both of the kit's providers.
+
+One fixture, ``sandbox_target``, plugs a provider in; everything else is the suite's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness_testkit.conformance._sandbox_suite import (
+    SANDBOX_CHECKS,
+    SandboxCapabilities,
+    SandboxCheck,
+    SandboxCheckSkipped,
+    SandboxTarget,
+    run_sandbox_check,
+)
+from harness_testkit.reference._docker_sandbox import DockerSandboxProvider
+from harness_testkit.reference._local_sandbox import LocalSandboxProvider
+from tests.reference.sandbox_support import docker_provider_or_skip, finish_docker_provider
+
+LOCAL_CAPABILITIES = SandboxCapabilities(
+    resume=True,
+    snapshots=True,
+    path_confinement=True,
+    kills_process_tree=True,
+    host_directory=True,
+)
+DOCKER_CAPABILITIES = SandboxCapabilities(
+    resume=True,
+    snapshots=True,
+    kills_process_tree=True,
+    network_isolation=True,
+    resource_limits=True,
+)
+
+
+@pytest.fixture(scope="session")
+def suite_docker_provider() -> Iterator[DockerSandboxProvider]:
+    """The Docker provider of the suite run; leaks fail the run."""
+    provider = docker_provider_or_skip()
+    yield provider
+    finish_docker_provider(provider)
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("local", id="local"),
+        pytest.param("docker", id="docker", marks=pytest.mark.docker),
+    ]
+)
+def sandbox_target(request: pytest.FixtureRequest, tmp_path: Path) -> SandboxTarget:
+    """The provider under test, its capabilities, and how to replay a check."""
+    if request.param == "local":
+        root = tmp_path / "sandboxes"
+        return SandboxTarget(
+            provider=LocalSandboxProvider(root),
+            capabilities=LOCAL_CAPABILITIES,
+            fresh_provider=lambda: LocalSandboxProvider(root),
+            max_examples=15,
+            replay="pytest tests/conformance/test_sandbox_suite.py -k 'local and {check}'",
+        )
+    docker: DockerSandboxProvider = request.getfixturevalue("suite_docker_provider")
+    return SandboxTarget(
+        provider=docker,
+        capabilities=DOCKER_CAPABILITIES,
+        fresh_provider=DockerSandboxProvider,
+        max_examples=6,
+        replay="pytest tests/conformance/test_sandbox_suite.py -k 'docker and {check}'",
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("check", SANDBOX_CHECKS, ids=lambda check: check.name)
+async def test_sandbox_check(check: SandboxCheck, sandbox_target: SandboxTarget) -> None:
+    """Each check passes, or is skipped for a capability the provider does not claim."""
+    try:
+        await run_sandbox_check(check, sandbox_target)
+    except SandboxCheckSkipped as skipped:
+        pytest.skip(str(skipped))
+
+
+def test_every_check_names_its_requirement_or_capability() -> None:
+    """Uncatalogued checks are capability-gated kit decisions."""
+    capability_names = set(SandboxCapabilities.names())
+    for check in SANDBOX_CHECKS:
+        assert check.requirements or check.capability, check.name
+        assert check.capability is None or check.capability in capability_names, check.name
+    assert len({check.name for check in SANDBOX_CHECKS}) == len(SANDBOX_CHECKS)
