@@ -25,6 +25,15 @@ from ._runner import Expectations as Expectations
 from ._runner import RunOptions as RunOptions
 from ._runner import run_check as run_check
 from ._runner import run_suite as run_suite
+from ._sandbox_suite import SANDBOX_CHECKS as SANDBOX_CHECKS
+from ._sandbox_suite import SandboxCapabilities as SandboxCapabilities
+from ._sandbox_suite import SandboxCheck as SandboxCheck
+from ._sandbox_suite import SandboxCheckFailed as SandboxCheckFailed
+from ._sandbox_suite import SandboxCheckSkipped as SandboxCheckSkipped
+from ._sandbox_suite import SandboxTarget as SandboxTarget
+from ._sandbox_suite import run_sandbox_check as run_sandbox_check
+from ._sandbox_suite import sandbox_file_contents as sandbox_file_contents
+from ._sandbox_suite import sandbox_relative_paths as sandbox_relative_paths
 from ._self import capabilities_of as capabilities_of
 from ._self import self_test_targets as self_test_targets
 from ._strategies import continue_turn_states as continue_turn_states
@@ -38,6 +47,7 @@ from ._strategies import tool_specs as tool_specs
 __all__ = [
     "PROFILES",
     "REGISTRY",
+    "SANDBOX_CHECKS",
     "AdapterCapabilities",
     "AdapterTarget",
     "Check",
@@ -50,6 +60,11 @@ __all__ = [
     "RecordingAdapter",
     "Report",
     "RunOptions",
+    "SandboxCapabilities",
+    "SandboxCheck",
+    "SandboxCheckFailed",
+    "SandboxCheckSkipped",
+    "SandboxTarget",
     "Violation",
     "capabilities_of",
     "consumer_violations",
@@ -62,7 +77,10 @@ __all__ = [
     "ordered_checks",
     "resume_session_states",
     "run_check",
+    "run_sandbox_check",
     "run_suite",
+    "sandbox_file_contents",
+    "sandbox_relative_paths",
     "self_test_targets",
     "stream_parts",
     "tool_specs",

@@ -140,7 +140,7 @@ class CheckContext:
         """The sandbox provider shared by the check's sessions."""
         if self._provider is None:
             if self.sandbox_kind == "docker":
-                from harness_testkit.reference import DockerSandboxProvider  # type: ignore[attr-defined]
+                from harness_testkit.reference import DockerSandboxProvider
 
                 self._provider = DockerSandboxProvider()
             else:

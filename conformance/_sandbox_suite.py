@@ -1066,7 +1066,7 @@ SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (
     ),
     _check(
         "path_confinement",
-        (),
+        ("SANDBOX-032",),
         "Paths resolving outside the session root (.., absolute, symlinks) are refused "
         "with SandboxPathError (kit decision for the local provider).",
         _check_path_confinement,
@@ -1168,21 +1168,21 @@ SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (
     ),
     _check(
         "network_isolation",
-        (),
+        ("SANDBOX-033",),
         "The only network interface inside the sandbox is lo (kit decision for Docker).",
         _check_network_isolation,
         "network_isolation",
     ),
     _check(
         "memory_hog_contained",
-        (),
+        ("SANDBOX-034",),
         "A memory hog is stopped by the memory limit and the session stays usable.",
         _check_memory_hog,
         "resource_limits",
     ),
     _check(
         "fork_bomb_contained",
-        (),
+        ("SANDBOX-035",),
         "A fork bomb is contained by the process limit and the session stays usable.",
         _check_fork_bomb,
         "resource_limits",

@@ -1,0 +1,1 @@
+"""Tests of harness_testkit.fake_harness."""

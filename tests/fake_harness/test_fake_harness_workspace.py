@@ -1,0 +1,167 @@
+"""Built-ins run for real through the sandbox; outcomes and errors per tool."""
+
+from __future__ import annotations
+
+import re
+
+import anyio
+import pytest
+
+from harness_testkit.fake_harness import FileMutation, glob_to_regex
+from harness_testkit.fake_harness._workspace import Workspace
+from harness_testkit.spec import SandboxAbortedError
+from tests.fake_harness.support import SandboxEnv
+
+pytestmark = pytest.mark.anyio
+
+
+def _workspace(sandbox: SandboxEnv) -> Workspace:
+    return Workspace(sandbox.session, sandbox.work_dir)
+
+
+async def test_write_then_read_resolves_relative_paths(sandbox: SandboxEnv) -> None:
+    ws = _workspace(sandbox)
+    created = await ws.execute(
+        "write", {"file_path": "a/b.txt", "content": "one\ntwo\nthree\n"}, None
+    )
+    assert created["isError"] is False
+    assert created["fileChanges"] == [{"event": "create", "path": f"{sandbox.work_dir}/a/b.txt"}]
+    modified = await ws.execute(
+        "write", {"file_path": "a/b.txt", "content": "one\ntwo\nthree\n"}, None
+    )
+    assert modified["fileChanges"] == [{"event": "modify", "path": f"{sandbox.work_dir}/a/b.txt"}]
+    read = await ws.execute("read", {"file_path": f"{sandbox.work_dir}/a/b.txt"}, None)
+    assert read == {"result": "one\ntwo\nthree\n", "isError": False, "fileChanges": []}
+    window = await ws.execute("read", {"file_path": "a/b.txt", "offset": 2, "limit": 1}, None)
+    assert window["result"].strip() == "two"
+
+
+async def test_read_errors(sandbox: SandboxEnv) -> None:
+    ws = _workspace(sandbox)
+    missing = await ws.execute("read", {"file_path": "nope.txt"}, None)
+    assert missing["isError"]
+    assert "does not exist" in missing["result"]
+    invalid = await ws.execute("read", {}, None)
+    assert invalid["isError"]
+    assert "file_path must be a string" in invalid["result"]
+    outside = await ws.execute("read", {"file_path": "/etc/passwd"}, None)
+    assert outside["isError"]
+
+
+async def test_edit_outcomes(sandbox: SandboxEnv) -> None:
+    ws = _workspace(sandbox)
+    await ws.execute("write", {"file_path": "e.txt", "content": "a b a"}, None)
+    assert (
+        "not found"
+        in (
+            await ws.execute(
+                "edit", {"file_path": "e.txt", "old_string": "z", "new_string": "y"}, None
+            )
+        )["result"]
+    )
+    ambiguous = await ws.execute(
+        "edit", {"file_path": "e.txt", "old_string": "a", "new_string": "y"}, None
+    )
+    assert ambiguous["isError"]
+    assert "appears 2 times" in ambiguous["result"]
+    missing = await ws.execute(
+        "edit", {"file_path": "x.txt", "old_string": "a", "new_string": "y"}, None
+    )
+    assert missing["isError"]
+    empty = await ws.execute(
+        "edit", {"file_path": "e.txt", "old_string": "", "new_string": "y"}, None
+    )
+    assert empty["isError"]
+    one = await ws.execute(
+        "edit", {"file_path": "e.txt", "old_string": "b", "new_string": "c"}, None
+    )
+    assert not one["isError"]
+    assert "1 replacement)" in one["result"]
+    every = await ws.execute(
+        "edit",
+        {"file_path": "e.txt", "old_string": "a", "new_string": "y", "replace_all": True},
+        None,
+    )
+    assert "2 replacements" in every["result"]
+    assert await sandbox.read("e.txt") == "y c y"
+
+
+async def test_bash_outcomes(sandbox: SandboxEnv) -> None:
+    ws = _workspace(sandbox)
+    ok = await ws.execute("bash", {"command": "pwd; echo err >&2"}, None)
+    assert ok["isError"] is False
+    assert ok["result"] == {"exitCode": 0, "stdout": f"{sandbox.work_dir}\n", "stderr": "err\n"}
+    failed = await ws.execute("bash", {"command": "exit 7"}, None)
+    assert failed["isError"] is True
+    assert failed["result"]["exitCode"] == 7
+    timed_out = await ws.execute("bash", {"command": "sleep 5", "timeout": 0.2}, None)
+    assert timed_out["isError"]
+    assert "timed out" in timed_out["result"]
+
+
+async def test_bash_abort_kills_the_command(sandbox: SandboxEnv) -> None:
+    ws = _workspace(sandbox)
+    abort = anyio.Event()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+
+            async def fire() -> None:
+                await anyio.sleep(0.1)
+                abort.set()
+
+            group.start_soon(fire)
+            with pytest.raises(SandboxAbortedError):
+                await ws.execute("bash", {"command": "sleep 30"}, abort)
+
+
+async def test_grep_and_glob(sandbox: SandboxEnv) -> None:
+    ws = _workspace(sandbox)
+    for path, content in {
+        "src/a.py": "alpha\nbeta\n",
+        "src/b.py": "beta\n",
+        "docs/c.md": "alpha\n",
+    }.items():
+        await ws.execute("write", {"file_path": path, "content": content}, None)
+    grep = await ws.execute("grep", {"pattern": "alp"}, None)
+    assert grep["result"].splitlines() == [
+        f"{sandbox.work_dir}/docs/c.md:1:alpha",
+        f"{sandbox.work_dir}/src/a.py:1:alpha",
+    ]
+    assert (await ws.execute("grep", {"pattern": "zzz"}, None))["result"] == "No matches found."
+    assert (await ws.execute("grep", {"pattern": "(", "path": "src"}, None))["isError"]
+    py = await ws.execute("glob", {"pattern": "**/*.py"}, None)
+    assert py["result"] == [f"{sandbox.work_dir}/src/a.py", f"{sandbox.work_dir}/src/b.py"]
+    top = await ws.execute("glob", {"pattern": "*.md", "path": "docs"}, None)
+    assert top["result"] == [f"{sandbox.work_dir}/docs/c.md"]
+    assert (await ws.execute("glob", {"pattern": "*", "path": "missing"}, None))["isError"]
+
+
+async def test_opaque_mutations_report_what_changed(sandbox: SandboxEnv) -> None:
+    ws = _workspace(sandbox)
+    first = await ws.mutate(
+        [FileMutation(path="m.txt", content="x"), FileMutation(path="gone.txt", delete=True)]
+    )
+    assert first["fileChanges"] == [{"event": "create", "path": f"{sandbox.work_dir}/m.txt"}]
+    second = await ws.mutate(
+        [FileMutation(path="m.txt", content="y"), FileMutation(path="m.txt", delete=True)]
+    )
+    assert [change["event"] for change in second["fileChanges"]] == ["modify", "delete"]  # type: ignore[union-attr, index]
+    assert await sandbox.read("m.txt") is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matches", "misses"),
+    [
+        ("*.py", ["a.py"], ["src/a.py", "a.pyc"]),
+        ("**/*.py", ["a.py", "src/a.py", "x/y/z.py"], ["a.txt"]),
+        ("src/?.py", ["src/a.py"], ["src/ab.py"]),
+        ("[ab].txt", ["a.txt", "b.txt"], ["c.txt"]),
+        ("[!ab].txt", ["c.txt"], ["a.txt"]),
+        ("*.{md,txt}", ["a.md", "b.txt"], ["c.py"]),
+        ("src/**", ["src/a", "src/b/c"], ["lib/a"]),
+    ],
+)
+def test_glob_translation(pattern: str, matches: list[str], misses: list[str]) -> None:
+    regex = re.compile(glob_to_regex(pattern))
+    assert all(regex.match(path) for path in matches)
+    assert not any(regex.match(path) for path in misses)
