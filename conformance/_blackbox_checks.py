@@ -15,6 +15,7 @@ from harness_testkit.spec import (
     Bootstrap,
     ConsumerErrorPart,
     ConsumerPart,
+    ConsumerTextDeltaPart,
     ConsumerToolResultPart,
     ContinueTurnState,
     HarnessCapabilityUnsupportedError,
@@ -285,8 +286,10 @@ def _validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> No
             )
     try:
         state = parse_lifecycle_state(
-            json.loads(text), expected_type=expected, harness_id=adapter.harness_id
-        )  # type: ignore[arg-type]
+            json.loads(text),
+            expected_type="resume-session" if expected == "resume-session" else "continue-turn",
+            harness_id=adapter.harness_id,
+        )
     except Exception as error:
         raise CheckFailed("LIFECYCLE-005", f"the {expected} state is invalid: {error}") from error
     if json.loads(json.dumps(state.to_wire())) != state.to_wire():
@@ -563,7 +566,7 @@ async def json_response_format(ctx: CheckContext) -> None:
         )
     if last.type != "finish":
         raise CheckFailed("RESULT-020", f"a declared JSON turn ended with {to_wire(last)!r}")
-    text = "".join(p.text for p in parts if p.type == "text-delta")  # type: ignore[attr-defined]
+    text = "".join(p.text for p in parts if isinstance(p, ConsumerTextDeltaPart))
     try:
         value = json.loads(text)
     except ValueError as error:

@@ -357,12 +357,12 @@ async def filtering(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             )
     for index, name in enumerate(user_names):
         call_id = f"h{index}-{name}"
-        ran = counter.by_call[call_id]
-        if name in active and ran != 1:
+        runs = counter.by_call[call_id]
+        if name in active and runs != 1:
             raise CheckFailed(
-                "FILTER-005", f"active host tool '{name}' ran {ran} times, expected once"
+                "FILTER-005", f"active host tool '{name}' ran {runs} times, expected once"
             )
-        if name not in active and ran:
+        if name not in active and runs:
             raise CheckFailed("FILTER-015", f"inactive host tool '{name}' ran on the host")
     _grammar(ctx)
 

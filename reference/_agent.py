@@ -779,7 +779,10 @@ def _response_format(
 
 def _restricted(session: SandboxSession) -> SandboxSession:
     restricted = getattr(session, "restricted", None)
-    return restricted() if callable(restricted) else session  # type: ignore[no-any-return]
+    if callable(restricted):
+        view: SandboxSession = restricted()
+        return view
+    return session
 
 
 def _buffered(state: ContinueTurnState) -> list[Any]:

@@ -60,7 +60,7 @@ class PartQueue:
             return  # parts after done() resolved are dropped (spec 1.4.4)
         parsed: StreamPart
         if isinstance(part, WireModel):
-            parsed = part  # type: ignore[assignment]
+            parsed = part
         else:
             try:
                 parsed = parse_stream_part(part)
