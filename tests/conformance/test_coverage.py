@@ -47,7 +47,9 @@ def test_unchecked_entries_are_real_unchecked_musts_with_reasons() -> None:
     for requirement_id, reason in _unchecked().items():
         requirement = catalogue.get(requirement_id)
         assert requirement.level == "MUST", f"{requirement_id} is not a MUST"
-        assert requirement_id not in checked, f"{requirement_id} is checked now: drop it from unchecked.yaml"
+        assert requirement_id not in checked, (
+            f"{requirement_id} is checked now: drop it from unchecked.yaml"
+        )
         assert len(reason.split()) >= 8, f"{requirement_id} needs a real reason"
 
 

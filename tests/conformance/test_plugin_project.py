@@ -30,7 +30,7 @@ make_adapter.capabilities = {
 }
 '''
 
-CONFTEST = '''
+CONFTEST = """
 import pytest
 
 from throwaway_adapter import make_adapter
@@ -39,15 +39,15 @@ from throwaway_adapter import make_adapter
 @pytest.fixture
 def harness_adapter():
     return make_adapter
-'''
+"""
 
-TESTS = '''
+TESTS = """
 from harness_testkit.conformance import ConformanceSuite
 
 
 class TestThrowaway(ConformanceSuite):
     pass
-'''
+"""
 
 
 def test_a_separate_project_runs_the_suite_through_the_plugin(tmp_path: Path) -> None:
@@ -55,8 +55,19 @@ def test_a_separate_project_runs_the_suite_through_the_plugin(tmp_path: Path) ->
     (tmp_path / "conftest.py").write_text(textwrap.dedent(CONFTEST))
     (tmp_path / "test_conformance.py").write_text(textwrap.dedent(TESTS))
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--harness-profile=smoke",
-         "--harness-bundle-dir", str(tmp_path / "bundles"), "-rs", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--harness-profile=smoke",
+            "--harness-bundle-dir",
+            str(tmp_path / "bundles"),
+            "-rs",
+            str(tmp_path),
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -74,9 +85,18 @@ def test_the_plugin_option_names_a_factory(tmp_path: Path) -> None:
     (tmp_path / "throwaway_adapter.py").write_text(textwrap.dedent(ADAPTER))
     (tmp_path / "test_conformance.py").write_text(textwrap.dedent(TESTS))
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "--harness-adapter=throwaway_adapter:make_adapter", "-k", "adapter.surface or session.identity",
-         str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--harness-adapter=throwaway_adapter:make_adapter",
+            "-k",
+            "adapter.surface or session.identity",
+            str(tmp_path),
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
