@@ -83,10 +83,15 @@ class StreamResult:
         yield self._parts[0]
         async with anyio.create_task_group() as group:
             group.start_soon(run)
-            async with receive:
-                async for part in receive:
-                    await self._record(part)
-                    yield part
+            try:
+                async with receive:
+                    async for part in receive:
+                        await self._record(part)
+                        yield part
+            except GeneratorExit:
+                # The consumer stopped early (aclose): abort the slice and let the task
+                # group unwind here, in the consumer's own task.
+                group.cancel_scope.cancel()
         self._finished.set()
         self._bump()
 
