@@ -105,6 +105,9 @@ def approval_ids(parts: list[Any]) -> list[str]:
 # -- 5.3.1 / 5.3.3 custom approval pause -----------------------------------------------------------
 
 
+@pytest.mark.requirement(
+    "APPROVAL-012", "APPROVAL-015", "APPROVAL-016", "APPROVAL-009", "MERGE-005"
+)
 async def test_custom_approval_pauses_before_anything_runs(tmp_path: Path) -> None:
     deploys = Deploys()
     calls_seen: list[Any] = []
@@ -197,6 +200,7 @@ def approving_harness(script: list[Any], **extra: Any) -> ScriptedHarness:
     )
 
 
+@pytest.mark.requirement("APPROVAL-013", "TRANSLATE-008", "MERGE-005")
 async def test_builtin_approval_request_pauses_with_a_builtin_record(tmp_path: Path) -> None:
     harness = approving_harness(builtin_script())
     async with opened(harness, tmp_path) as (agent, session):
@@ -228,6 +232,7 @@ async def test_builtin_approval_request_pauses_with_a_builtin_record(tmp_path: P
     assert harness.recorder.approvals == []
 
 
+@pytest.mark.requirement("APPROVAL-014")
 async def test_builtin_approval_for_an_unknown_call_fails_the_turn(tmp_path: Path) -> None:
     script = [
         {"type": "tool-approval-request", "approvalId": "ap9", "toolCallId": "ghost"},
@@ -245,6 +250,15 @@ async def test_builtin_approval_for_an_unknown_call_fails_the_turn(tmp_path: Pat
 # -- 5.4.3 - 5.4.7 continue_stream settlement -----------------------------------------------------------
 
 
+@pytest.mark.requirement(
+    "APPROVAL-024",
+    "APPROVAL-025",
+    "APPROVAL-028",
+    "APPROVAL-030",
+    "APPROVAL-031",
+    "APPROVAL-032",
+    "STREAM-031",
+)
 async def test_approved_custom_tool_runs_once_with_one_result_part(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [call("c1"), *resumed_tail("c1")]
@@ -289,6 +303,7 @@ async def test_approved_custom_tool_runs_once_with_one_result_part(tmp_path: Pat
     assert framing_problems(parts) == []
 
 
+@pytest.mark.requirement("APPROVAL-027", "APPROVAL-037")
 async def test_denied_custom_tool_never_runs_and_emits_no_result(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [call("c1"), *resumed_tail("c1", text="cancelled")]
@@ -311,6 +326,7 @@ async def test_denied_custom_tool_never_runs_and_emits_no_result(tmp_path: Path)
     assert (response["approved"], response["reason"]) == (False, "not today")
 
 
+@pytest.mark.requirement("APPROVAL-028")
 async def test_approved_custom_tool_failure_submits_error_and_emits_tool_error(
     tmp_path: Path,
 ) -> None:
@@ -343,6 +359,7 @@ async def test_approved_custom_tool_failure_submits_error_and_emits_tool_error(
     assert str(error_part.error) == "deploy exploded"  # type: ignore[union-attr]
 
 
+@pytest.mark.requirement("APPROVAL-029")
 async def test_approved_tool_without_execute_becomes_a_pending_client_result(
     tmp_path: Path,
 ) -> None:
@@ -368,6 +385,7 @@ async def test_approved_tool_without_execute_becomes_a_pending_client_result(
     assert harness.recorder.results == []  # type: ignore[attr-defined]
 
 
+@pytest.mark.requirement("APPROVAL-033", "STREAM-031")
 async def test_settle_only_continuation_has_no_steps(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [call("c1"), WaitResult("c1"), echo_of("c1"), finish_step("tool-calls"), finish()]
@@ -387,6 +405,7 @@ async def test_settle_only_continuation_has_no_steps(tmp_path: Path) -> None:
 # -- builtin settlement (5.4.5) -------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("APPROVAL-026", "APPROVAL-032", "TRANSLATE-008", "TRANSLATE-023")
 async def test_approved_builtin_is_submitted_once_and_its_genuine_result_forwarded(
     tmp_path: Path,
 ) -> None:
@@ -413,6 +432,7 @@ async def test_approved_builtin_is_submitted_once_and_its_genuine_result_forward
     assert response["toolCall"]["providerExecuted"] is True
 
 
+@pytest.mark.requirement("APPROVAL-026")
 async def test_builtin_settlement_keeps_steps_balanced(tmp_path: Path) -> None:
     harness = approving_harness(builtin_script())
     async with opened(harness, tmp_path) as (agent, session):
@@ -423,6 +443,7 @@ async def test_builtin_settlement_keeps_steps_balanced(tmp_path: Path) -> None:
     assert framing_problems(parts) == []
 
 
+@pytest.mark.requirement("APPROVAL-026")
 async def test_denied_builtin_is_submitted_with_its_reason(tmp_path: Path) -> None:
     harness = approving_harness(builtin_script(replay=False))
     async with opened(harness, tmp_path) as (agent, session):
@@ -437,6 +458,7 @@ async def test_denied_builtin_is_submitted_with_its_reason(tmp_path: Path) -> No
     ]
 
 
+@pytest.mark.requirement("ADAPTER-047")
 async def test_builtin_settlement_without_submit_tool_approval_fails(tmp_path: Path) -> None:
     harness = approving_harness(builtin_script(), supports_approval_responses=False)
     async with opened(harness, tmp_path) as (agent, session):
@@ -449,6 +471,7 @@ async def test_builtin_settlement_without_submit_tool_approval_fails(tmp_path: P
     assert str(parts[-1].error) == NO_APPROVAL_RESPONSES  # type: ignore[union-attr]
 
 
+@pytest.mark.requirement("ADAPTER-047")
 async def test_filter_auto_deny_without_submit_tool_approval_fails(tmp_path: Path) -> None:
     harness = approving_harness(builtin_script(), supports_approval_responses=False)
     async with opened(harness, tmp_path, active_tools=[]) as (agent, session):
@@ -460,6 +483,7 @@ async def test_filter_auto_deny_without_submit_tool_approval_fails(tmp_path: Pat
 # -- 5.4.1 / 5.4.2 message-derived continuations -------------------------------------------------------
 
 
+@pytest.mark.requirement("APPROVAL-020")
 async def test_trailing_approval_message_continues_the_same_turn(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [call("c1"), *resumed_tail("c1")]
@@ -500,6 +524,7 @@ async def test_trailing_approval_message_continues_the_same_turn(tmp_path: Path)
     ],
     ids=["unknown-approval", "unknown-tool-call"],
 )
+@pytest.mark.requirement("APPROVAL-021", "APPROVAL-022", "ERROR-007", "SESSION-026")
 async def test_bad_approval_messages_raise_harness_error(
     tmp_path: Path, assistant: list[dict[str, Any]], response_id: str, message: str
 ) -> None:
@@ -519,6 +544,7 @@ async def test_bad_approval_messages_raise_harness_error(
     assert deploys.runs == []
 
 
+@pytest.mark.requirement("APPROVAL-023")
 async def test_approval_response_with_a_result_in_the_same_message_is_skipped(
     tmp_path: Path,
 ) -> None:
@@ -554,6 +580,7 @@ async def test_approval_response_with_a_result_in_the_same_message_is_skipped(
     assert deploys.runs == []
 
 
+@pytest.mark.requirement("SESSION-020")
 async def test_continuing_an_idle_session_is_refused(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([[*text_step("hi"), finish()]]), tmp_path) as (
         agent,
@@ -570,6 +597,7 @@ async def test_continuing_an_idle_session_is_refused(tmp_path: Path) -> None:
 # -- 5.4.8 / 5.4.10 replays and unknown continuations -----------------------------------------------
 
 
+@pytest.mark.requirement("APPROVAL-030")
 async def test_consumed_approval_is_never_reused_for_a_new_call(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [
@@ -606,6 +634,7 @@ async def test_consumed_approval_is_never_reused_for_a_new_call(tmp_path: Path) 
     assert only(parts, "tool-call")[0].tool_call_id == "c2"  # type: ignore[union-attr]
 
 
+@pytest.mark.requirement("APPROVAL-032")
 async def test_unmatched_approval_continuation_is_ignored(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [call("c1"), *resumed_tail("c1")]
@@ -624,6 +653,7 @@ async def test_unmatched_approval_continuation_is_ignored(tmp_path: Path) -> Non
 # -- 5.3.4 step batching ---------------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("APPROVAL-017", "APPROVAL-025")
 async def test_batched_step_registers_every_request_before_pausing(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [
@@ -668,6 +698,7 @@ async def test_batched_step_registers_every_request_before_pausing(tmp_path: Pat
     assert deploys.runs == [{"env": "prod"}, {"env": "dev"}]
 
 
+@pytest.mark.requirement("APPROVAL-017")
 async def test_batched_step_runs_executable_tools_while_collecting(tmp_path: Path) -> None:
     deploys = Deploys()
     echo = tool(description="echo", input_schema=OBJECT, execute=lambda v, o: "pong")
@@ -689,6 +720,7 @@ async def test_batched_step_runs_executable_tools_while_collecting(tmp_path: Pat
     assert kinds(parts).count("tool-call") == 2
 
 
+@pytest.mark.requirement("APPROVAL-018")
 async def test_builtin_request_pauses_a_batch_immediately(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [
@@ -710,6 +742,7 @@ async def test_builtin_request_pauses_a_batch_immediately(tmp_path: Path) -> Non
     assert kinds_of_records == ["builtin", "custom"]
 
 
+@pytest.mark.requirement("APPROVAL-019")
 async def test_batch_cut_short_by_finish_step_pauses_at_that_boundary(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [
@@ -735,6 +768,7 @@ async def test_batch_cut_short_by_finish_step_pauses_at_that_boundary(tmp_path: 
     assert parts[-1].finish_reason == "tool-calls"  # type: ignore[union-attr]
 
 
+@pytest.mark.requirement("APPROVAL-038")
 async def test_partial_answer_settles_it_and_pauses_again(tmp_path: Path) -> None:
     deploys = Deploys()
     script = [
@@ -769,6 +803,7 @@ async def test_partial_answer_settles_it_and_pauses_again(tmp_path: Path) -> Non
 # -- §8 / HOSTTOOL-004 on the approved-continuation path -----------------------------------------------
 
 
+@pytest.mark.requirement("CONTEXT-004", "CONTEXT-006", "CONTEXT-007")
 async def test_approved_tool_with_failing_context_is_not_run(tmp_path: Path) -> None:
     deploys = Deploys()
     gated_deploy = tool(
@@ -806,6 +841,7 @@ async def test_approved_tool_with_failing_context_is_not_run(tmp_path: Path) -> 
     assert error_part.error.tool_name == "deploy"  # type: ignore[union-attr]
 
 
+@pytest.mark.requirement("HOSTTOOL-004")
 async def test_approved_call_with_schema_invalid_input_is_not_run(tmp_path: Path) -> None:
     runs: list[Any] = []
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}

@@ -93,6 +93,7 @@ def text_only(text: str, block: str = "t1") -> list[dict[str, Any]]:
 # -- 9.4 text -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("RESULT-008", "RESULT-002")
 async def test_text_is_the_final_steps_text(tmp_path: Path) -> None:
     script = [*text_step("first "), *text_step("second"), finish()]
     async with opened(ScriptedHarness([script, script]), tmp_path) as (agent, session):
@@ -103,6 +104,7 @@ async def test_text_is_the_final_steps_text(tmp_path: Path) -> None:
     assert [step.text for step in generated.steps] == ["first ", "second"]
 
 
+@pytest.mark.requirement("RESULT-022")
 async def test_text_stream_yields_the_delta_texts(tmp_path: Path) -> None:
     script = [*text_only("Hel"), *text_only("lo"), finish_step(), finish()]
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
@@ -115,6 +117,7 @@ async def test_text_stream_yields_the_delta_texts(tmp_path: Path) -> None:
     assert kinds(again)[0] == "start"
 
 
+@pytest.mark.requirement("RESULT-003", "RESULT-004", "CONTEXT-009")
 async def test_steps_carry_provider_call_id_numbers_and_tools_context(tmp_path: Path) -> None:
     script = [*text_step("a"), *text_step("b"), finish()]
     context = {"echo": {"tenant": "t1"}}
@@ -131,6 +134,7 @@ async def test_steps_carry_provider_call_id_numbers_and_tools_context(tmp_path: 
 # -- 9.5 usage ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("RESULT-011")
 async def test_usage_is_normalized_field_by_field(tmp_path: Path) -> None:
     usage = Usage(
         input_tokens=InputTokens(total=10, no_cache=4, cache_read=5, cache_write=1),
@@ -162,6 +166,7 @@ async def test_usage_is_normalized_field_by_field(tmp_path: Path) -> None:
     [(None, None, None), (7, None, 7), (None, 3, 3), (0, 0, 0)],
     ids=["none", "input-only", "output-only", "zeros"],
 )
+@pytest.mark.requirement("RESULT-011")
 async def test_total_tokens_is_undefined_only_when_both_sides_are(
     tmp_path: Path, i: int | None, o: int | None, total: int | None
 ) -> None:
@@ -171,6 +176,7 @@ async def test_total_tokens_is_undefined_only_when_both_sides_are(
     assert result.usage.total_tokens == total
 
 
+@pytest.mark.requirement("RESULT-010")
 async def test_finish_total_usage_overrides_the_step_sum(tmp_path: Path) -> None:
     script = [*text_step("a"), finish_step("stop", 1, 1), finish("stop", 10, 40)]
     script[3] = finish_step("stop", 3, 4)
@@ -180,6 +186,7 @@ async def test_finish_total_usage_overrides_the_step_sum(tmp_path: Path) -> None
     assert result.usage.total_tokens == 50
 
 
+@pytest.mark.requirement("RESULT-010")
 async def test_usage_is_the_step_sum_without_a_finish(tmp_path: Path) -> None:
     script = [
         *text_only("a"),
@@ -212,6 +219,7 @@ async def test_usage_is_the_step_sum_without_a_finish(tmp_path: Path) -> None:
     ],
     ids=["finish-values", "last-step-values"],
 )
+@pytest.mark.requirement("RESULT-015")
 async def test_finish_reason_and_metadata_fallback(
     tmp_path: Path, ending: list[Any], reason: str, raw: str, metadata: Any
 ) -> None:
@@ -228,6 +236,7 @@ async def test_finish_reason_and_metadata_fallback(
     assert result.provider_metadata == metadata
 
 
+@pytest.mark.requirement("RESULT-015", "RESULT-016")
 async def test_finish_reason_is_other_without_steps_or_finish(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([[]]), tmp_path) as (agent, session):
         result = await agent.generate(session=session, prompt="go")
@@ -236,6 +245,7 @@ async def test_finish_reason_is_other_without_steps_or_finish(tmp_path: Path) ->
     assert result.text == ""
 
 
+@pytest.mark.requirement("RESULT-016")
 async def test_generate_with_zero_steps_uses_the_finish_values(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([[finish("length", 2, 3)]]), tmp_path) as (agent, session):
         result = await agent.generate(session=session, prompt="go")
@@ -249,6 +259,7 @@ async def test_generate_with_zero_steps_uses_the_finish_values(tmp_path: Path) -
 # -- 9.8 response messages --------------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("RESULT-017")
 async def test_response_messages_of_a_text_only_turn(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([[*text_step("Hello, world."), finish()]]), tmp_path) as (
         agent,
@@ -262,6 +273,7 @@ async def test_response_messages_of_a_text_only_turn(tmp_path: Path) -> None:
     assert result.tool_results == []
 
 
+@pytest.mark.requirement("RESULT-017")
 async def test_response_messages_include_reasoning_and_tool_parts(tmp_path: Path) -> None:
     script = [
         {"type": "reasoning-delta", "id": "r", "delta": "thinking"},
@@ -293,6 +305,7 @@ async def test_response_messages_include_reasoning_and_tool_parts(tmp_path: Path
 # -- 9.6 / 2.2.6 abort and error settlement ---------------------------------------------------------------
 
 
+@pytest.mark.requirement("RESULT-012", "TRANSLATE-017", "SESSION-022")
 async def test_abort_before_an_error_part_settles_as_abort(tmp_path: Path) -> None:
     noise = [{"type": "error", "error": "runtime noise"}]
     turns = [noise, noise, [*text_step("next"), finish()]]
@@ -310,6 +323,7 @@ async def test_abort_before_an_error_part_settles_as_abort(tmp_path: Path) -> No
     assert again.text == "next"
 
 
+@pytest.mark.requirement("RESULT-012", "STREAM-036")
 async def test_abort_mid_turn_ends_with_exactly_one_abort_part(tmp_path: Path) -> None:
     script = [*text_step("partial"), Hang()]
     async with opened(ScriptedHarness([script]), tmp_path, abort_grace=0.5) as (agent, session):
@@ -330,6 +344,7 @@ async def test_abort_mid_turn_ends_with_exactly_one_abort_part(tmp_path: Path) -
     assert framing_problems(parts) == []
 
 
+@pytest.mark.requirement("RESULT-013")
 async def test_abort_with_a_clean_close_without_finish_settles_as_abort(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([[*text_step("a")]]), tmp_path) as (agent, session):
         abort = anyio.Event()
@@ -340,6 +355,9 @@ async def test_abort_with_a_clean_close_without_finish_settles_as_abort(tmp_path
     assert "finish" not in kinds(parts)
 
 
+@pytest.mark.requirement(
+    "TRANSLATE-017", "TRANSLATE-018", "RESULT-012", "STREAM-036", "SESSION-022"
+)
 async def test_first_error_part_ends_the_turn_and_later_parts_are_ignored(tmp_path: Path) -> None:
     turns = [
         [
@@ -365,6 +383,7 @@ async def test_first_error_part_ends_the_turn_and_later_parts_are_ignored(tmp_pa
     assert again.text == "fresh"
 
 
+@pytest.mark.requirement("TRANSLATE-017", "HOSTTOOL-002")
 async def test_harness_error_waits_for_running_host_tools(tmp_path: Path) -> None:
     slow_done = anyio.Event()
 
@@ -385,6 +404,7 @@ async def test_harness_error_waits_for_running_host_tools(tmp_path: Path) -> Non
     assert harness.recorder.results == [{"tool_call_id": "c1", "output": "late"}]
 
 
+@pytest.mark.requirement("RESULT-012")
 async def test_generate_raises_the_turn_error(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([[{"type": "error", "error": "boom"}]]), tmp_path) as (
         agent,
@@ -394,6 +414,7 @@ async def test_generate_raises_the_turn_error(tmp_path: Path) -> None:
             await agent.generate(session=session, prompt="go")
 
 
+@pytest.mark.requirement("STREAM-005")
 async def test_invalid_emitted_part_fails_the_turn_naming_the_field(tmp_path: Path) -> None:
     script = [{"type": "text-delta", "id": "t"}, finish_step(), finish()]
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
@@ -405,6 +426,7 @@ async def test_invalid_emitted_part_fails_the_turn_naming_the_field(tmp_path: Pa
 # -- 7.5 stop conditions -------------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("STOP-001")
 async def test_without_stop_when_every_step_runs(tmp_path: Path) -> None:
     script = [part for n in range(21) for part in text_step(f"s{n}")] + [finish()]
     harness = ScriptedHarness([script])
@@ -415,6 +437,7 @@ async def test_without_stop_when_every_step_runs(tmp_path: Path) -> None:
     assert "do_suspend_turn" not in harness.recorder.calls
 
 
+@pytest.mark.requirement("STOP-005")
 async def test_lookahead_is_processed_exactly_once_when_no_predicate_matches(
     tmp_path: Path,
 ) -> None:
@@ -433,6 +456,7 @@ async def test_lookahead_is_processed_exactly_once_when_no_predicate_matches(
     assert [s.text for s in steps] == ["first", "second"]
 
 
+@pytest.mark.requirement("STOP-002")
 async def test_terminal_step_finishes_naturally_even_when_a_predicate_would_match(
     tmp_path: Path,
 ) -> None:
@@ -454,6 +478,7 @@ def suspendable_turn(text: str, next_block: str) -> list[Any]:
     return [*text_step(text), {"type": "text-start", "id": next_block}, WaitResult("never")]
 
 
+@pytest.mark.requirement("STOP-003", "STOP-007", "SESSION-023")
 async def test_matching_predicate_suspends_via_do_suspend_turn_once(tmp_path: Path) -> None:
     async def after_one(context: Any) -> bool:
         await anyio.lowlevel.checkpoint()
@@ -476,6 +501,7 @@ async def test_matching_predicate_suspends_via_do_suspend_turn_once(tmp_path: Pa
     assert state.type == "continue-turn"
 
 
+@pytest.mark.requirement("STOP-006", "STOP-008")
 async def test_each_slice_counts_its_steps_from_zero(tmp_path: Path) -> None:
     seen: list[int] = []
 
@@ -507,6 +533,7 @@ async def test_each_slice_counts_its_steps_from_zero(tmp_path: Path) -> None:
     assert harness.recorder.calls.count("do_suspend_turn") == 2
 
 
+@pytest.mark.requirement("STOP-004")
 async def test_an_error_lookahead_is_never_hidden_by_a_stop_condition(tmp_path: Path) -> None:
     called: list[Any] = []
     script = [*text_step("a"), {"type": "error", "error": "late failure"}]
@@ -543,6 +570,7 @@ CONVERSATION = [
     ],
     ids=["string", "messages", "prompt-list", "single-message"],
 )
+@pytest.mark.requirement("PROMPT-002")
 async def test_prompt_input_is_reduced_to_one_user_prompt(
     tmp_path: Path, call: dict[str, Any], forwarded: Any
 ) -> None:
@@ -568,6 +596,7 @@ async def test_prompt_input_is_reduced_to_one_user_prompt(
     ],
     ids=["no-user-message", "no-input"],
 )
+@pytest.mark.requirement("PROMPT-003", "PROMPT-004", "SESSION-026", "ERROR-010")
 async def test_prompt_input_errors_reject_directly(
     tmp_path: Path, call: dict[str, Any], message: str
 ) -> None:
@@ -580,6 +609,7 @@ async def test_prompt_input_errors_reject_directly(
     assert harness.recorder.prompts == []
 
 
+@pytest.mark.requirement("PROMPT-005")
 async def test_prepare_call_must_not_return_a_tool_continuation(tmp_path: Path) -> None:
     continuation = [
         {"role": "user", "content": "hi"},
@@ -617,6 +647,7 @@ SKILL = Skill(name="review", description="Review code", content="Look for bugs."
     ["Answer in French.", {"role": "system", "content": "Answer in French."}],
     ids=["string", "system-message"],
 )
+@pytest.mark.requirement("ADAPTER-026", "PROMPT-006", "PROMPT-008", "PROMPT-023")
 async def test_turn_settings_reach_do_prompt_turn_and_not_do_start(
     tmp_path: Path, instructions: Any
 ) -> None:
@@ -635,6 +666,7 @@ async def test_turn_settings_reach_do_prompt_turn_and_not_do_start(
     assert not hasattr(start, "instructions")
 
 
+@pytest.mark.requirement("ADAPTER-026", "PROMPT-008")
 async def test_defaults_send_no_model_no_instructions_and_no_skills(tmp_path: Path) -> None:
     harness = ScriptedHarness([[finish()]])
     async with opened(harness, tmp_path) as (agent, session):
@@ -667,6 +699,7 @@ async def test_defaults_send_no_model_no_instructions_and_no_skills(tmp_path: Pa
     ],
     ids=["turn-model", "no-model", "stream-start", "stream-start-after-a-step"],
 )
+@pytest.mark.requirement("RESULT-005", "STREAM-028", "PROMPT-023")
 async def test_step_model_id(
     tmp_path: Path, model: str | None, script: list[Any], expected: str
 ) -> None:
@@ -679,6 +712,7 @@ async def test_step_model_id(
 # -- 10.7 prepare_call -----------------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("PROMPT-025")
 async def test_prepare_call_receives_the_base_values_and_call_parameters(tmp_path: Path) -> None:
     received: list[dict[str, Any]] = []
     echo = echo_tool()
@@ -709,6 +743,7 @@ async def test_prepare_call_receives_the_base_values_and_call_parameters(tmp_pat
     assert "abort" not in call
 
 
+@pytest.mark.requirement("PROMPT-025", "PROMPT-026", "PROMPT-006", "MERGE-002", "SESSION-027")
 async def test_prepare_call_overrides_reach_the_turn(tmp_path: Path) -> None:
     seen_context: list[Any] = []
 
@@ -746,6 +781,7 @@ async def test_prepare_call_overrides_reach_the_turn(tmp_path: Path) -> None:
     assert list(agent.tools) == ["echo"], "agent.tools does not follow prepare_call"
 
 
+@pytest.mark.requirement("SESSION-027")
 async def test_prepare_call_omitted_keys_keep_the_base_values(tmp_path: Path) -> None:
     harness = ScriptedHarness([[finish()]])
     async with opened(
@@ -765,6 +801,7 @@ async def test_prepare_call_omitted_keys_keep_the_base_values(tmp_path: Path) ->
     assert options.prompt == "hello"
 
 
+@pytest.mark.requirement("SESSION-027")
 async def test_prepare_call_returning_none_keeps_the_call(tmp_path: Path) -> None:
     harness = ScriptedHarness([[finish()]])
     async with opened(harness, tmp_path, model="model-a", prepare_call=lambda call: None) as (
@@ -778,6 +815,9 @@ async def test_prepare_call_returning_none_keeps_the_call(tmp_path: Path) -> Non
     )
 
 
+@pytest.mark.requirement(
+    "PROMPT-001", "PROMPT-025", "PROMPT-026", "ADAPTER-029", "RESULT-018", "LIFECYCLE-043"
+)
 async def test_prepare_call_never_runs_for_continuations_and_its_values_stay_frozen(
     tmp_path: Path,
 ) -> None:
@@ -855,6 +895,7 @@ SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}}
     ],
     ids=["none", "text", "json", "schema", "named"],
 )
+@pytest.mark.requirement("RESULT-018", "RESULT-023")
 async def test_response_format_is_sent_on_every_turn(
     tmp_path: Path, output: Any, wire: dict[str, Any] | None
 ) -> None:
@@ -882,6 +923,7 @@ async def test_response_format_is_sent_on_every_turn(
     assert [f.to_wire() if f is not None else None for f in sent] == [wire, wire]
 
 
+@pytest.mark.requirement("RESULT-019")
 async def test_structured_output_parses_the_final_steps_text(tmp_path: Path) -> None:
     script = [*text_step('{"answer": "no"}'), *text_step('{"answer": "yes"}'), finish()]
     async with opened(ScriptedHarness([script]), tmp_path, output=SCHEMA) as (agent, session):
@@ -923,10 +965,12 @@ class _UnreviewedError(HarnessError):
         "none",
     ],
 )
+@pytest.mark.requirement("ERROR-005")
 def test_get_harness_error_message(error: Any, shown: str) -> None:
     assert get_harness_error_message(error) == shown
 
 
+@pytest.mark.requirement("ERROR-001", "ERROR-002", "ERROR-003")
 def test_error_classes_names_fields_and_hierarchy() -> None:
     cause = OSError("socket closed")
     base = HarnessError("base", cause=cause)
@@ -973,6 +1017,7 @@ def test_no_such_tool_error(available: list[str] | None, message: str) -> None:
 
 
 @pytest.mark.parametrize("version", ["harness-v2", None])
+@pytest.mark.requirement("ADAPTER-002")
 def test_agent_refuses_an_adapter_of_another_specification_version(
     tmp_path: Path, version: str | None
 ) -> None:
@@ -986,12 +1031,14 @@ def test_agent_refuses_an_adapter_of_another_specification_version(
     )
 
 
+@pytest.mark.requirement("ERROR-007")
 def test_settings_errors_are_not_harness_errors(tmp_path: Path) -> None:
     with pytest.raises(HarnessUsageError) as caught:
         make_agent(ScriptedHarness(), tmp_path, active_tools=[], inactive_tools=[])
     assert not isinstance(caught.value, HarnessError)
 
 
+@pytest.mark.requirement("ADAPTER-019", "ERROR-011")
 def test_constructor_checks_managed_headers_before_tools(tmp_path: Path) -> None:
     harness = ScriptedHarness(builtin_tools={})
     with pytest.raises(HarnessUsageError) as caught:
@@ -1007,6 +1054,7 @@ def test_constructor_checks_managed_headers_before_tools(tmp_path: Path) -> None
     )
 
 
+@pytest.mark.requirement("SESSION-018")
 async def test_state_errors_use_the_quoted_messages(tmp_path: Path) -> None:
     script = [tool_call("c1", "pick", "{}"), WaitResult("c1")]
     async with opened(ScriptedHarness([script]), tmp_path, tools={"pick": client_tool()}) as (

@@ -84,10 +84,12 @@ class Calls:
 # -- §3 merging ------------------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("MERGE-003")
 def test_agent_tools_is_empty_without_builtins_or_user_tools(tmp_path: Path) -> None:
     assert make_agent(ScriptedHarness(), tmp_path).tools == {}
 
 
+@pytest.mark.requirement("MERGE-001", "MERGE-013")
 def test_agent_tools_merges_builtins_and_user_tools_user_winning(tmp_path: Path) -> None:
     read, bash = builtin(), builtin(BASH_SCHEMA)
     mine, echo = echo_tool(), echo_tool()
@@ -99,6 +101,7 @@ def test_agent_tools_merges_builtins_and_user_tools_user_winning(tmp_path: Path)
     assert agent.tools["echo"] is echo
 
 
+@pytest.mark.requirement("MERGE-010", "MERGE-013", "MERGE-008")
 async def test_user_tool_shadowing_a_builtin_is_sent_as_a_spec_and_runs_on_the_host(
     tmp_path: Path,
 ) -> None:
@@ -117,6 +120,7 @@ async def test_user_tool_shadowing_a_builtin_is_sent_as_a_spec_and_runs_on_the_h
     assert harness.recorder.results == [{"tool_call_id": "c1", "output": "ok"}]
 
 
+@pytest.mark.requirement("MERGE-011")
 def test_reserved_question_tool_name_is_rejected_at_construction(tmp_path: Path) -> None:
     harness = ScriptedHarness(builtin_tools={"askUserQuestions": builtin()})
     with pytest.raises(HarnessUsageError) as caught:
@@ -124,11 +128,13 @@ def test_reserved_question_tool_name_is_rejected_at_construction(tmp_path: Path)
     assert str(caught.value) == RESERVED
 
 
+@pytest.mark.requirement("MERGE-011")
 def test_question_tool_name_is_free_when_the_harness_does_not_declare_it(tmp_path: Path) -> None:
     agent = make_agent(ScriptedHarness(), tmp_path, tools={"askUserQuestions": client_tool()})
     assert "askUserQuestions" in agent.tools
 
 
+@pytest.mark.requirement("MERGE-011", "ERROR-011")
 def test_reserved_name_check_runs_before_filtering_and_permission_checks(tmp_path: Path) -> None:
     harness = ScriptedHarness(builtin_tools={"askUserQuestions": builtin(), "bash": builtin()})
     with pytest.raises(HarnessUsageError) as caught:
@@ -142,6 +148,7 @@ def test_reserved_name_check_runs_before_filtering_and_permission_checks(tmp_pat
     assert str(caught.value) == RESERVED
 
 
+@pytest.mark.requirement("MERGE-012", "SESSION-026")
 async def test_reserved_name_from_prepare_call_rejects_the_call_directly(tmp_path: Path) -> None:
     harness = ScriptedHarness(
         [[*text_step("x"), finish()]], builtin_tools={"askUserQuestions": builtin()}
@@ -164,6 +171,7 @@ async def test_reserved_name_from_prepare_call_rejects_the_call_directly(tmp_pat
 @pytest.mark.parametrize(
     ("active", "inactive"), [([], []), (["echo"], ["bash"])], ids=["both-empty", "both-set"]
 )
+@pytest.mark.requirement("FILTER-001")
 def test_active_and_inactive_tools_are_exclusive(
     tmp_path: Path, active: list[str], inactive: list[str]
 ) -> None:
@@ -180,6 +188,7 @@ def test_active_and_inactive_tools_are_exclusive(
 
 
 @pytest.mark.parametrize("setting", ["active_tools", "inactive_tools"])
+@pytest.mark.requirement("FILTER-002", "ERROR-007")
 def test_unknown_filter_name_raises_no_such_tool(tmp_path: Path, setting: str) -> None:
     harness = ScriptedHarness(
         builtin_tools={"bash": builtin()}, supports_builtin_tool_filtering=True
@@ -192,6 +201,7 @@ def test_unknown_filter_name_raises_no_such_tool(tmp_path: Path, setting: str) -
     assert caught.value.available_tools == ["bash", "echo"]
 
 
+@pytest.mark.requirement("FILTER-002")
 def test_duplicate_filter_names_are_accepted(tmp_path: Path) -> None:
     agent = make_agent(
         ScriptedHarness(), tmp_path, tools={"echo": echo_tool()}, active_tools=["echo", "echo"]
@@ -199,6 +209,7 @@ def test_duplicate_filter_names_are_accepted(tmp_path: Path) -> None:
     assert list(agent.tools) == ["echo"]
 
 
+@pytest.mark.requirement("FILTER-003")
 async def test_filter_names_are_checked_again_per_turn(tmp_path: Path) -> None:
     def prepare(call: dict[str, Any]) -> dict[str, Any]:
         return {**call, "tools": {"other": echo_tool()}}
@@ -226,6 +237,7 @@ async def test_filter_names_are_checked_again_per_turn(tmp_path: Path) -> None:
     ],
     ids=["none", "active", "inactive", "active-empty", "inactive-empty"],
 )
+@pytest.mark.requirement("FILTER-004", "FILTER-005", "TOOLSPEC-003", "TOOLSPEC-004")
 async def test_only_active_user_tools_are_sent_as_specs_in_key_order(
     tmp_path: Path, filters: dict[str, Any], names: list[str]
 ) -> None:
@@ -241,6 +253,7 @@ async def test_only_active_user_tools_are_sent_as_specs_in_key_order(
     ]
 
 
+@pytest.mark.requirement("TOOLSPEC-004")
 async def test_spec_without_description_or_convertible_schema_is_sent_by_name(
     tmp_path: Path,
 ) -> None:
@@ -255,6 +268,7 @@ async def test_spec_without_description_or_convertible_schema_is_sent_by_name(
 @pytest.mark.parametrize(
     "filters", [{"active_tools": ["echo"]}, {"inactive_tools": ["hidden"]}], ids=["allow", "deny"]
 )
+@pytest.mark.requirement("FILTER-005", "FILTER-015", "FILTER-016", "MERGE-006", "CONTEXT-003")
 async def test_call_to_an_inactive_host_tool_is_denied_with_the_exact_reason(
     tmp_path: Path, filters: dict[str, Any]
 ) -> None:
@@ -280,6 +294,7 @@ async def test_call_to_an_inactive_host_tool_is_denied_with_the_exact_reason(
     [("ghost", {}), ("bash", {"bash": builtin(BASH_SCHEMA)})],
     ids=["declared-nowhere", "builtin-without-provider-executed"],
 )
+@pytest.mark.requirement("FILTER-015", "FILTER-017", "MERGE-008")
 async def test_host_dispatched_call_without_an_active_tool_is_denied(
     tmp_path: Path, name: str, builtins: dict[str, Any]
 ) -> None:
@@ -303,6 +318,7 @@ async def test_host_dispatched_call_without_an_active_tool_is_denied(
     ],
     ids=["allow", "allow-none", "deny", "all-listed", "deny-no-builtin", "no-filter"],
 )
+@pytest.mark.requirement("FILTER-007", "FILTER-008", "ADAPTER-013", "APPROVAL-001")
 async def test_builtin_filter_is_passed_to_do_start_in_builtin_key_order(
     tmp_path: Path, filters: dict[str, Any], expected: dict[str, Any] | None
 ) -> None:
@@ -315,6 +331,7 @@ async def test_builtin_filter_is_passed_to_do_start_in_builtin_key_order(
     assert start.permission_mode == "allow-all"
 
 
+@pytest.mark.requirement("FILTER-009", "ERROR-006")
 def test_builtin_filter_needs_filtering_or_approval_support(tmp_path: Path) -> None:
     harness = ScriptedHarness(builtin_tools={"bash": builtin()})
     with pytest.raises(HarnessCapabilityUnsupportedError) as caught:
@@ -328,6 +345,7 @@ def test_builtin_filter_needs_filtering_or_approval_support(tmp_path: Path) -> N
     [{"supports_builtin_tool_filtering": True}, {"supports_builtin_tool_approvals": True}],
     ids=["native-filtering", "approvals"],
 )
+@pytest.mark.requirement("FILTER-009")
 def test_builtin_filter_is_accepted_with_either_capability(
     tmp_path: Path, support: dict[str, bool]
 ) -> None:
@@ -345,6 +363,7 @@ def test_builtin_filter_is_accepted_with_either_capability(
     ],
     ids=["allow-mode", "deny-mode", "native-filtering-adapter"],
 )
+@pytest.mark.requirement("FILTER-012", "FILTER-013", "TRANSLATE-008")
 async def test_approval_request_for_a_filtered_builtin_is_denied_silently(
     tmp_path: Path, filters: dict[str, Any], native: bool
 ) -> None:
@@ -371,6 +390,7 @@ async def test_approval_request_for_a_filtered_builtin_is_denied_silently(
     assert not {"tool-approval-request", "tool-approval-response"} & set(kinds(parts))
 
 
+@pytest.mark.requirement("FILTER-014")
 async def test_approval_request_for_an_undeclared_runtime_tool_is_denied_in_allow_mode(
     tmp_path: Path,
 ) -> None:
@@ -395,6 +415,7 @@ async def test_approval_request_for_an_undeclared_runtime_tool_is_denied_in_allo
 
 
 @pytest.mark.parametrize("mode", ["allow-reads", "allow-edits"])
+@pytest.mark.requirement("APPROVAL-006", "ERROR-006")
 def test_permission_mode_needs_builtin_approval_support(tmp_path: Path, mode: str) -> None:
     harness = ScriptedHarness(builtin_tools={"bash": builtin()})
     with pytest.raises(HarnessCapabilityUnsupportedError) as caught:
@@ -408,6 +429,7 @@ def test_permission_mode_needs_builtin_approval_support(tmp_path: Path, mode: st
     [({}, False), ({"bash": builtin()}, True)],
     ids=["no-builtins", "approval-capable"],
 )
+@pytest.mark.requirement("APPROVAL-007", "APPROVAL-001", "ADAPTER-012")
 async def test_permission_mode_is_accepted_and_passed_to_do_start(
     tmp_path: Path, builtins: dict[str, Any], support: bool
 ) -> None:
@@ -417,6 +439,7 @@ async def test_permission_mode_is_accepted_and_passed_to_do_start(
     assert harness.recorder.starts[0].permission_mode == "allow-reads"
 
 
+@pytest.mark.requirement("APPROVAL-007", "ERROR-011")
 def test_filtering_capability_is_checked_before_approval_capability(tmp_path: Path) -> None:
     harness = ScriptedHarness(builtin_tools={"bash": builtin()})
     with pytest.raises(HarnessCapabilityUnsupportedError) as caught:
@@ -431,6 +454,9 @@ def test_filtering_capability_is_checked_before_approval_capability(tmp_path: Pa
     ("status", "reason"),
     [("denied", None), ({"type": "denied", "reason": "Not on Fridays."}, "Not on Fridays.")],
     ids=["string", "object-with-reason"],
+)
+@pytest.mark.requirement(
+    "APPROVAL-010", "APPROVAL-008", "APPROVAL-009", "CONTEXT-003", "RESULT-006"
 )
 async def test_denied_status_emits_automatic_request_and_response_and_denies(
     tmp_path: Path, status: Any, reason: str | None
@@ -489,6 +515,7 @@ async def test_denied_status_emits_automatic_request_and_response_and_denies(
     [{}, {"act": "not-applicable"}, {"act": "approved"}, {"act": {"type": "approved"}}],
     ids=["no-entry", "not-applicable", "approved", "approved-object"],
 )
+@pytest.mark.requirement("APPROVAL-008", "APPROVAL-009")
 async def test_executable_statuses_run_the_tool(tmp_path: Path, approval: dict[str, Any]) -> None:
     calls = Calls()
     script = [tool_call("c1", "act", "{}"), WaitResult("c1"), finish_step(), finish()]
@@ -505,6 +532,7 @@ async def test_executable_statuses_run_the_tool(tmp_path: Path, approval: dict[s
     assert "tool-approval-request" not in kinds(parts)
 
 
+@pytest.mark.requirement("APPROVAL-011")
 async def test_approval_status_is_ignored_for_inactive_tools(tmp_path: Path) -> None:
     script = [tool_call("c1", "act", "{}"), WaitResult("c1"), finish_step(), finish()]
     async with opened(
@@ -524,6 +552,7 @@ async def test_approval_status_is_ignored_for_inactive_tools(tmp_path: Path) -> 
 # -- 6.1 host execution -----------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("HOSTTOOL-001", "HOSTTOOL-002")
 async def test_host_tools_of_one_step_run_concurrently(tmp_path: Path) -> None:
     started = {"a": anyio.Event(), "b": anyio.Event()}
 
@@ -552,6 +581,7 @@ async def test_host_tools_of_one_step_run_concurrently(tmp_path: Path) -> None:
     assert sorted(r["output"] for r in harness.recorder.results) == ["a", "b"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.requirement("HOSTTOOL-003", "STREAM-045", "SANDBOX-021")
 async def test_host_tool_gets_raw_unstripped_input_and_execution_options(tmp_path: Path) -> None:
     calls = Calls()
     async with opened(ScriptedHarness(), tmp_path, tools={"edit": calls.tool()}) as (
@@ -603,6 +633,7 @@ async def _async_generator(value: Any, options: Any) -> Any:
     [(_sync_plain, 0), (_async_plain, 0), (_sync_generator, 3), (_async_generator, 3)],
     ids=["sync", "async", "generator", "async-generator"],
 )
+@pytest.mark.requirement("HOSTTOOL-005", "HOSTTOOL-008", "ADAPTER-045")
 async def test_execute_forms_submit_the_final_value_and_hold_preliminaries(
     tmp_path: Path, execute: Any, preliminary: int
 ) -> None:
@@ -637,6 +668,7 @@ async def test_execute_forms_submit_the_final_value_and_hold_preliminaries(
     assert kinds(parts) == expected
 
 
+@pytest.mark.requirement("STREAM-044")
 async def test_preliminary_results_are_work_dir_stripped(tmp_path: Path) -> None:
     where: dict[str, str] = {}
 
@@ -653,6 +685,7 @@ async def test_preliminary_results_are_work_dir_stripped(tmp_path: Path) -> None
     assert harness.recorder.results[0]["output"] == {"path": f"{where['wd']}/src/foo.ts"}
 
 
+@pytest.mark.requirement("HOSTTOOL-009")
 async def test_preliminary_results_are_not_tool_results_aggregates(tmp_path: Path) -> None:
     script = [
         tool_call("c1", "count", "{}"),
@@ -671,6 +704,7 @@ async def test_preliminary_results_are_not_tool_results_aggregates(tmp_path: Pat
     assert [r.output for r in result.steps[0].tool_results] == [{"n": 2}]
 
 
+@pytest.mark.requirement("HOSTTOOL-009")
 async def test_preliminary_results_are_not_response_messages(tmp_path: Path) -> None:
     script = [tool_call("c1", "count", "{}"), WaitResult("c1"), finish_step(), finish()]
     counter = tool(description="count", input_schema=OBJECT, execute=_sync_generator)
@@ -682,6 +716,7 @@ async def test_preliminary_results_are_not_response_messages(tmp_path: Path) -> 
     assert all(m["role"] == "assistant" for m in result.response_messages)
 
 
+@pytest.mark.requirement("HOSTTOOL-010", "CONTEXT-003")
 async def test_failing_tool_submits_name_and_message_as_error(tmp_path: Path) -> None:
     def execute(value: Any, options: Any) -> Any:
         raise ValueError("weather unavailable")
@@ -716,6 +751,7 @@ class _FirstSuccessSubmissionFails(list[dict[str, Any]]):
             raise RuntimeError("link down")
 
 
+@pytest.mark.requirement("HOSTTOOL-011")
 async def test_failed_submission_is_retried_as_an_error_submission(tmp_path: Path) -> None:
     harness = ScriptedHarness(
         [[tool_call("c1", "echo", '{"v": 1}'), WaitResult("c1"), *text_step("fine"), finish()]]
@@ -730,6 +766,7 @@ async def test_failed_submission_is_retried_as_an_error_submission(tmp_path: Pat
     assert result.text == "fine"
 
 
+@pytest.mark.requirement("HOSTTOOL-011", "HOSTTOOL-002")
 async def test_turn_fails_only_after_all_concurrent_tools_settle(tmp_path: Path) -> None:
     slow_done = anyio.Event()
 
@@ -762,6 +799,7 @@ async def test_turn_fails_only_after_all_concurrent_tools_settle(tmp_path: Path)
         await result.finish_reason
 
 
+@pytest.mark.requirement("HOSTTOOL-004")
 async def test_host_call_with_schema_invalid_input_is_not_executed(tmp_path: Path) -> None:
     calls = Calls()
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -795,6 +833,7 @@ class TokenContext(BaseModel):
     [(TOKEN_SCHEMA, {"token": "t-1"}), (TokenContext, TokenContext(token="t-1"))],
     ids=["json-schema", "pydantic"],
 )
+@pytest.mark.requirement("CONTEXT-004", "CONTEXT-009")
 async def test_validated_context_reaches_the_tool(
     tmp_path: Path, schema: Any, expected: Any
 ) -> None:
@@ -812,6 +851,7 @@ async def test_validated_context_reaches_the_tool(
     assert result.steps[0].tools_context == {"secure": {"token": "t-1"}}
 
 
+@pytest.mark.requirement("CONTEXT-005")
 async def test_tool_without_context_schema_gets_its_entry_unvalidated(tmp_path: Path) -> None:
     calls = Calls()
     script = [
@@ -839,6 +879,7 @@ async def test_tool_without_context_schema_gets_its_entry_unvalidated(tmp_path: 
     ids=["missing", "invalid-object", "wrong-type"],
 )
 @pytest.mark.parametrize("schema", [TOKEN_SCHEMA, TokenContext], ids=["json-schema", "pydantic"])
+@pytest.mark.requirement("CONTEXT-006", "CONTEXT-003")
 async def test_context_failure_submits_the_generic_payload_and_never_leaks(
     tmp_path: Path, context: dict[str, Any], schema: Any
 ) -> None:
@@ -864,6 +905,7 @@ async def test_context_failure_submits_the_generic_payload_and_never_leaks(
 # -- 6.2 client-side tools ----------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("HOSTTOOL-015", "APPROVAL-015", "RESULT-003", "SESSION-023")
 async def test_client_tool_pauses_with_a_synthetic_tool_calls_step(tmp_path: Path) -> None:
     script = [
         tool_call("c1", "pick", '{"options": [1, 2]}'),
@@ -891,6 +933,7 @@ async def test_client_tool_pauses_with_a_synthetic_tool_calls_step(tmp_path: Pat
     assert harness.recorder.results == []  # type: ignore[attr-defined]
 
 
+@pytest.mark.requirement("HOSTTOOL-015", "HOSTTOOL-017")
 async def test_client_tool_stays_unfinished_after_suspend(tmp_path: Path) -> None:
     script = [
         tool_call("c1", "pick", '{"a": 1}', providerMetadata={"ui": {"k": 1}}),
@@ -913,6 +956,7 @@ async def test_client_tool_stays_unfinished_after_suspend(tmp_path: Path) -> Non
     }
 
 
+@pytest.mark.requirement("HOSTTOOL-016")
 async def test_provider_executed_call_to_a_client_tool_does_not_pause(tmp_path: Path) -> None:
     script = [tool_call("c1", "pick", "{}", provider_executed=True), finish_step(), finish()]
     async with opened(ScriptedHarness([script]), tmp_path, tools={"pick": client_tool()}) as (
@@ -1003,6 +1047,9 @@ def _replayed_tail(call_id: str, name: str) -> list[Any]:
     ],
     ids=["raw", "raw-snake-error", "json", "text", "error-text", "error-json", "denied", "content"],
 )
+@pytest.mark.requirement(
+    "HOSTTOOL-018", "HOSTTOOL-019", "HOSTTOOL-021", "HOSTTOOL-023", "DECISION-001"
+)
 async def test_client_result_continuation_is_unwrapped_and_submitted(
     tmp_path: Path, continuation: dict[str, Any], output: Any, is_error: bool
 ) -> None:
@@ -1033,6 +1080,7 @@ async def test_client_result_continuation_is_unwrapped_and_submitted(
     ]
 
 
+@pytest.mark.requirement("HOSTTOOL-022", "ADAPTER-045")
 async def test_part_form_continuation_travels_as_tool_result_with_record_name_and_options(
     tmp_path: Path,
 ) -> None:
@@ -1060,6 +1108,7 @@ async def test_part_form_continuation_travels_as_tool_result_with_record_name_an
     }
 
 
+@pytest.mark.requirement("HOSTTOOL-020", "ADAPTER-045")
 async def test_raw_form_continuation_is_submitted_without_tool_result(tmp_path: Path) -> None:
     script = [tool_call("c1", "pick", "{}"), *_replayed_tail("c1", "pick")]
     async with opened(ScriptedHarness([script]), tmp_path, tools={"pick": client_tool()}) as (
@@ -1074,6 +1123,7 @@ async def test_raw_form_continuation_is_submitted_without_tool_result(tmp_path: 
     assert harness.recorder.results == [{"tool_call_id": "c1", "output": None}]  # type: ignore[attr-defined]
 
 
+@pytest.mark.requirement("HOSTTOOL-020", "SESSION-026")
 async def test_part_form_with_an_unknown_output_type_is_rejected(tmp_path: Path) -> None:
     script = [tool_call("c1", "pick", "{}"), *_replayed_tail("c1", "pick")]
     bad = {
@@ -1092,6 +1142,7 @@ async def test_part_form_with_an_unknown_output_type_is_rejected(tmp_path: Path)
         assert session.turn_state == "awaiting-tool-result"
 
 
+@pytest.mark.requirement("HOSTTOOL-018")
 async def test_trailing_tool_message_continues_the_same_session(tmp_path: Path) -> None:
     script = [tool_call("c1", "pick", '{"q": 1}'), *_replayed_tail("c1", "pick")]
     async with opened(ScriptedHarness([script]), tmp_path, tools={"pick": client_tool()}) as (
@@ -1139,6 +1190,7 @@ def _questions_harness(script: list[Any], **extra: Any) -> ScriptedHarness:
     )
 
 
+@pytest.mark.requirement("HOSTTOOL-024", "HOSTTOOL-025")
 async def test_host_dispatched_question_pauses_for_a_client_answer(tmp_path: Path) -> None:
     script = [
         tool_call("q1", "askUserQuestions", json.dumps(QUESTIONS_INPUT)),
@@ -1172,6 +1224,7 @@ async def test_host_dispatched_question_pauses_for_a_client_answer(tmp_path: Pat
     assert harness.recorder.results[0]["output"] == answer
 
 
+@pytest.mark.requirement("HOSTTOOL-025")
 async def test_provider_executed_question_is_an_ordinary_builtin(tmp_path: Path) -> None:
     script = [
         tool_call("q1", "askUserQuestions", json.dumps(QUESTIONS_INPUT), provider_executed=True),
@@ -1186,6 +1239,7 @@ async def test_provider_executed_question_is_an_ordinary_builtin(tmp_path: Path)
     assert harness.recorder.results == []
 
 
+@pytest.mark.requirement("HOSTTOOL-026")
 async def test_filtered_out_question_is_denied_instead_of_pausing(tmp_path: Path) -> None:
     script = [
         tool_call("q1", "askUserQuestions", json.dumps(QUESTIONS_INPUT)),

@@ -69,6 +69,7 @@ def tool_result(call_id: str, name: str, result: Any, **extra: Any) -> dict[str,
 
 
 @pytest.mark.parametrize("kind", ["text", "reasoning"])
+@pytest.mark.requirement("TRANSLATE-001", "TRANSLATE-002")
 async def test_text_and_reasoning_keep_ids_and_rename_metadata(tmp_path: Path, kind: str) -> None:
     harness = ScriptedHarness([[*text_parts(kind), finish_step(), finish()]])
     async with opened(harness, tmp_path) as (agent, session):
@@ -82,6 +83,7 @@ async def test_text_and_reasoning_keep_ids_and_rename_metadata(tmp_path: Path, k
     assert all("harnessMetadata" not in part for part in wire(parts))
 
 
+@pytest.mark.requirement("RESULT-006", "RESULT-009")
 async def test_reasoning_is_stored_as_step_content(tmp_path: Path) -> None:
     harness = ScriptedHarness([[*text_parts("reasoning"), *text_step("answer"), finish()]])
     async with opened(harness, tmp_path) as (agent, session):
@@ -92,6 +94,7 @@ async def test_reasoning_is_stored_as_step_content(tmp_path: Path) -> None:
     assert result.reasoning_text == "one two"
 
 
+@pytest.mark.requirement("STREAM-037")
 async def test_text_deltas_coalesce_regardless_of_ids_and_missing_start(tmp_path: Path) -> None:
     script = [
         {"type": "text-delta", "id": "a", "delta": "Hel"},
@@ -107,6 +110,7 @@ async def test_text_deltas_coalesce_regardless_of_ids_and_missing_start(tmp_path
 # -- 2.3.12 tool-input parts -------------------------------------------------------------------
 
 
+@pytest.mark.requirement("TRANSLATE-021", "TRANSLATE-023", "STREAM-035")
 async def test_tool_input_parts_pass_through_with_all_fields(tmp_path: Path) -> None:
     script = [
         {
@@ -148,6 +152,7 @@ async def test_tool_input_parts_pass_through_with_all_fields(tmp_path: Path) -> 
     assert [part.type for part in steps[0].content] == ["tool-call"]
 
 
+@pytest.mark.requirement("STREAM-053", "STREAM-035")
 async def test_tool_input_parts_alone_open_a_step_that_stays_open(tmp_path: Path) -> None:
     script = [
         {"type": "tool-input-start", "id": "c9", "toolName": "bash"},
@@ -160,6 +165,7 @@ async def test_tool_input_parts_alone_open_a_step_that_stays_open(tmp_path: Path
     assert kinds(parts) == ["start", "start-step", "tool-input-start", "tool-input-end", "finish"]
 
 
+@pytest.mark.requirement("TRANSLATE-022", "STREAM-044")
 async def test_streamed_tool_input_is_work_dir_stripped_across_deltas(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         work_dir = session.session_work_dir
@@ -180,6 +186,7 @@ async def test_streamed_tool_input_is_work_dir_stripped_across_deltas(tmp_path: 
     assert kinds(parts)[-2:] == ["tool-input-end", "finish"]
 
 
+@pytest.mark.requirement("TRANSLATE-022")
 async def test_held_tool_input_text_is_flushed_right_before_its_end(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         work_dir = session.session_work_dir
@@ -200,6 +207,7 @@ async def test_held_tool_input_text_is_flushed_right_before_its_end(tmp_path: Pa
     ]
 
 
+@pytest.mark.requirement("TRANSLATE-022")
 async def test_streamed_work_dir_followed_by_a_held_slash_is_stripped(tmp_path: Path) -> None:
     # A delta that ends right after "<workdir>/" is the ordinary shape of streamed JSON.
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
@@ -229,6 +237,7 @@ async def _calls(tmp_path: Path, *calls: dict[str, Any], **settings: Any) -> lis
     return [part.to_wire() for part in only(parts, "tool-call")]
 
 
+@pytest.mark.requirement("TRANSLATE-003")
 async def test_valid_call_carries_parsed_input_flag_and_metadata(tmp_path: Path) -> None:
     (call,) = await _calls(
         tmp_path,
@@ -244,6 +253,7 @@ async def test_valid_call_carries_parsed_input_flag_and_metadata(tmp_path: Path)
     }
 
 
+@pytest.mark.requirement("TRANSLATE-003")
 async def test_absent_provider_executed_stays_absent(tmp_path: Path) -> None:
     (call,) = await _calls(
         tmp_path, tool_call("c1", "echo", '{"x": 1}'), tools={"echo": echo_tool()}
@@ -251,6 +261,7 @@ async def test_absent_provider_executed_stays_absent(tmp_path: Path) -> None:
     assert call == {"type": "tool-call", "toolCallId": "c1", "toolName": "echo", "input": {"x": 1}}
 
 
+@pytest.mark.requirement("TRANSLATE-004")
 async def test_schema_failure_marks_call_invalid_and_dynamic_with_parsed_input(
     tmp_path: Path,
 ) -> None:
@@ -267,6 +278,7 @@ async def test_schema_failure_marks_call_invalid_and_dynamic_with_parsed_input(
     assert isinstance(call.error, Exception)  # type: ignore[union-attr]
 
 
+@pytest.mark.requirement("TRANSLATE-004")
 async def test_non_json_input_is_invalid_and_kept_as_raw_string(tmp_path: Path) -> None:
     (call,) = await _calls(tmp_path, tool_call("c1", "bash", "{not json", provider_executed=True))
     assert call["invalid"] is True
@@ -274,6 +286,7 @@ async def test_non_json_input_is_invalid_and_kept_as_raw_string(tmp_path: Path) 
     assert call["input"] == "{not json"
 
 
+@pytest.mark.requirement("TRANSLATE-005", "ERROR-007")
 async def test_unknown_tool_is_invalid_dynamic_with_no_such_tool_error(tmp_path: Path) -> None:
     harness = ScriptedHarness(
         [[tool_call("c1", "ghost", "{}", provider_executed=True), finish_step(), finish()]],
@@ -298,6 +311,7 @@ async def test_unknown_tool_is_invalid_dynamic_with_no_such_tool_error(tmp_path:
     ],
     ids=["provider-executed-dynamic", "provider-executed-only", "dynamic-only"],
 )
+@pytest.mark.requirement("TRANSLATE-005", "TOOLSPEC-018")
 async def test_undeclared_tool_is_valid_only_when_provider_executed_and_dynamic(
     tmp_path: Path, extra: dict[str, Any], valid: bool
 ) -> None:
@@ -307,6 +321,7 @@ async def test_undeclared_tool_is_valid_only_when_provider_executed_and_dynamic(
     assert ("invalid" in call) is not valid
 
 
+@pytest.mark.requirement("TRANSLATE-006")
 async def test_empty_input_is_treated_as_empty_object(tmp_path: Path) -> None:
     (call,) = await _calls(
         tmp_path,
@@ -317,6 +332,7 @@ async def test_empty_input_is_treated_as_empty_object(tmp_path: Path) -> None:
     assert "invalid" not in call
 
 
+@pytest.mark.requirement("TRANSLATE-007", "MERGE-005")
 async def test_native_name_and_step_tool_call_count_are_not_forwarded(tmp_path: Path) -> None:
     (call,) = await _calls(
         tmp_path,
@@ -333,6 +349,7 @@ async def test_native_name_and_step_tool_call_count_are_not_forwarded(tmp_path: 
     assert "stepToolCallCount" not in call
 
 
+@pytest.mark.requirement("TRANSLATE-003")
 async def test_dynamic_only_when_the_declared_tool_is_dynamic(tmp_path: Path) -> None:
     dynamic_tool = Tool(description="dyn", input_schema=OBJECT, dynamic=True)
     calls = await _calls(
@@ -344,6 +361,7 @@ async def test_dynamic_only_when_the_declared_tool_is_dynamic(tmp_path: Path) ->
     assert [call.get("dynamic") for call in calls] == [True, None]
 
 
+@pytest.mark.requirement("STREAM-044")
 async def test_tool_call_input_is_work_dir_stripped_for_consumers(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(builtin_tools={"read": builtin()}), tmp_path) as (
         agent,
@@ -376,6 +394,7 @@ def _weather() -> Tool:
     [(True, "tool-error"), (False, "tool-result"), (None, "tool-result"), ("unseen", "tool-error")],
     ids=["provider-executed", "host-false", "host-absent", "call-not-in-slice"],
 )
+@pytest.mark.requirement("TRANSLATE-009", "TRANSLATE-010", "TRANSLATE-011")
 async def test_failed_result_classification(tmp_path: Path, call_flag: Any, expected: str) -> None:
     script: list[Any] = []
     if call_flag != "unseen":
@@ -405,6 +424,7 @@ async def test_failed_result_classification(tmp_path: Path, call_flag: Any, expe
         }
 
 
+@pytest.mark.requirement("TRANSLATE-009")
 async def test_tool_error_keeps_dynamic_and_provider_metadata(tmp_path: Path) -> None:
     script = [
         tool_result("x1", "mcp__db", "boom", isError=True, dynamic=True, providerMetadata=META),
@@ -431,6 +451,7 @@ async def test_tool_error_keeps_dynamic_and_provider_metadata(tmp_path: Path) ->
     [{}, {"preliminary": True}, {"dynamic": True}, {"providerMetadata": META}],
     ids=["none", "preliminary", "dynamic", "metadata"],
 )
+@pytest.mark.requirement("TRANSLATE-010")
 async def test_tool_result_sets_optional_keys_only_when_given(
     tmp_path: Path, optional: dict[str, Any]
 ) -> None:
@@ -453,6 +474,7 @@ async def test_tool_result_sets_optional_keys_only_when_given(
     }
 
 
+@pytest.mark.requirement("STREAM-044")
 async def test_tool_result_strings_are_work_dir_stripped_at_any_depth(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(builtin_tools={"grep": builtin()}), tmp_path) as (
         agent,
@@ -486,6 +508,7 @@ async def test_tool_result_strings_are_work_dir_stripped_at_any_depth(tmp_path: 
 # -- 2.3.6 - 2.3.8 file-change and compaction ---------------------------------------------------
 
 
+@pytest.mark.requirement("TRANSLATE-013", "TRANSLATE-002", "STREAM-044")
 async def test_file_change_becomes_a_dynamic_provider_executed_pair(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         wd = session.session_work_dir
@@ -530,6 +553,7 @@ async def test_file_change_becomes_a_dynamic_provider_executed_pair(tmp_path: Pa
     assert [p.type for p in step.content] == ["tool-call", "tool-result"]
 
 
+@pytest.mark.requirement("TRANSLATE-013", "STREAM-043")
 async def test_file_change_of_the_work_dir_itself_reports_dot(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         wd = session.session_work_dir
@@ -549,6 +573,7 @@ async def test_file_change_of_the_work_dir_itself_reports_dot(tmp_path: Path) ->
     ],
     ids=["both-tokens", "before-only", "no-tokens"],
 )
+@pytest.mark.requirement("TRANSLATE-014")
 async def test_compaction_becomes_a_dynamic_provider_executed_pair(
     tmp_path: Path, tokens: dict[str, int], output_tokens: dict[str, int]
 ) -> None:
@@ -580,6 +605,7 @@ async def test_compaction_becomes_a_dynamic_provider_executed_pair(
     }
 
 
+@pytest.mark.requirement("TRANSLATE-013", "TRANSLATE-014", "STREAM-047")
 async def test_each_synthetic_pair_gets_a_fresh_id(tmp_path: Path) -> None:
     script = [
         {"type": "file-change", "event": "create", "path": "a"},
@@ -604,6 +630,7 @@ async def test_each_synthetic_pair_gets_a_fresh_id(tmp_path: Path) -> None:
     ],
     ids=["file-change", "compaction"],
 )
+@pytest.mark.requirement("TRANSLATE-015", "STREAM-035")
 async def test_synthetic_pairs_are_step_content_needing_a_finish_step(
     tmp_path: Path, content: dict[str, Any]
 ) -> None:
@@ -616,6 +643,7 @@ async def test_synthetic_pairs_are_step_content_needing_a_finish_step(
 # -- 2.3.9 raw, 2.3.11 parts never forwarded ------------------------------------------------------
 
 
+@pytest.mark.requirement("TRANSLATE-016", "STREAM-035")
 async def test_raw_is_forwarded_and_opens_a_step_without_being_content(tmp_path: Path) -> None:
     script = [{"type": "raw", "rawValue": {"native": [1, 2]}}, finish_step(), finish()]
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
@@ -626,6 +654,7 @@ async def test_raw_is_forwarded_and_opens_a_step_without_being_content(tmp_path:
     assert step.content == ()
 
 
+@pytest.mark.requirement("STREAM-053", "TRANSLATE-016")
 async def test_trailing_raw_only_step_is_left_open_without_failing(tmp_path: Path) -> None:
     script = [*text_step("done"), {"type": "raw", "rawValue": "bye"}, finish()]
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
@@ -634,6 +663,7 @@ async def test_trailing_raw_only_step_is_left_open_without_failing(tmp_path: Pat
     assert kinds(parts)[-4:] == ["finish-step", "start-step", "raw", "finish"]
 
 
+@pytest.mark.requirement("TRANSLATE-020", "STREAM-028", "STREAM-029")
 async def test_stream_start_finish_step_and_finish_are_never_forwarded_as_such(
     tmp_path: Path,
 ) -> None:
@@ -664,6 +694,7 @@ async def test_stream_start_finish_step_and_finish_are_never_forwarded_as_such(
 # -- 2.2.1 - 2.2.3 framing -----------------------------------------------------------------------
 
 
+@pytest.mark.requirement("STREAM-027", "STREAM-030", "RESULT-003")
 async def test_multi_step_framing(tmp_path: Path) -> None:
     script = [*text_step("first"), finish_step("other"), *text_step("third"), finish()]
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
@@ -687,6 +718,7 @@ async def test_multi_step_framing(tmp_path: Path) -> None:
     assert steps[1].finish_reason == "other"
 
 
+@pytest.mark.requirement("STREAM-027", "ERROR-009", "SESSION-022")
 async def test_a_failed_turn_start_still_begins_with_start(tmp_path: Path) -> None:
     harness = ScriptedHarness()
     harness.prompt_error = RuntimeError("runtime is down")
@@ -702,6 +734,7 @@ async def test_a_failed_turn_start_still_begins_with_start(tmp_path: Path) -> No
 # -- 2.2.12 / 2.2.13 deferred outcomes -----------------------------------------------------------
 
 
+@pytest.mark.requirement("STREAM-049", "STREAM-050", "RESULT-006", "RESULT-007")
 async def test_tool_outcomes_are_held_until_the_step_boundary(tmp_path: Path) -> None:
     script = [
         tool_call("c1", "bash", '{"command": "a"}', provider_executed=True),
@@ -736,6 +769,7 @@ async def test_tool_outcomes_are_held_until_the_step_boundary(tmp_path: Path) ->
     ]
 
 
+@pytest.mark.requirement("STREAM-051", "STREAM-035")
 async def test_outcome_after_the_last_finish_step_is_dropped_silently(tmp_path: Path) -> None:
     script = [
         tool_call("c1", "bash", '{"command": "a"}', provider_executed=True),
@@ -765,6 +799,7 @@ async def test_outcome_after_the_last_finish_step_is_dropped_silently(tmp_path: 
     ],
     ids=["text-then-finish", "text-then-close", "reasoning", "tool-call", "text-after-finish"],
 )
+@pytest.mark.requirement("STREAM-034", "STREAM-035", "STREAM-036", "STREAM-039", "SESSION-022")
 async def test_unclosed_step_content_fails_the_turn(tmp_path: Path, script: list[Any]) -> None:
     harness = ScriptedHarness([script], builtin_tools={"bash": builtin(BASH_SCHEMA)})
     async with opened(harness, tmp_path) as (agent, session):
@@ -781,6 +816,7 @@ async def test_unclosed_step_content_fails_the_turn(tmp_path: Path, script: list
 # -- 2.2.9 empty turn ------------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("STREAM-041", "RESULT-008")
 async def test_finish_only_turn_has_no_steps_and_empty_text(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([[finish()]]), tmp_path) as (agent, session):
         result, parts = await stream_parts(agent, session=session, prompt="go")
@@ -792,6 +828,7 @@ async def test_finish_only_turn_has_no_steps_and_empty_text(tmp_path: Path) -> N
 # -- 2.2.11 identifiers ----------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("STREAM-047", "STREAM-048", "SESSION-024")
 async def test_response_ids_share_one_call_id_per_slice(tmp_path: Path) -> None:
     turns = [[*text_step("a"), *text_step("b"), finish()], [*text_step("c"), finish()]]
     async with opened(ScriptedHarness(turns), tmp_path) as (agent, session):
@@ -805,6 +842,7 @@ async def test_response_ids_share_one_call_id_per_slice(tmp_path: Path) -> None:
     assert second.steps[0].response.response.id == f"{other}-0"  # type: ignore[union-attr]
 
 
+@pytest.mark.requirement("STREAM-046")
 async def test_adapter_ids_pass_through_unchanged(tmp_path: Path) -> None:
     script = [
         *text_step("x", block="weird id/1"),
@@ -854,15 +892,18 @@ WD = "/sandbox/mock-s1"
         ("/sandbox/other/a", "/sandbox/other/a"),
     ],
 )
+@pytest.mark.requirement("STREAM-042", "STREAM-043")
 def test_strip_work_dir_boundaries(text: str, expected: str) -> None:
     assert strip_work_dir(text, WD) == expected
 
 
+@pytest.mark.requirement("STREAM-044")
 def test_strip_work_dir_is_a_no_op_without_a_work_dir() -> None:
     assert strip_work_dir("/sandbox/mock-s1/a", "") == "/sandbox/mock-s1/a"
     assert StreamingStripper("").push("i", "/x") == "/x"
 
 
+@pytest.mark.requirement("TRANSLATE-022")
 def test_streaming_stripper_holds_a_possible_prefix_until_the_next_chunk() -> None:
     stripper = StreamingStripper(WD)
     assert stripper.push("i", "cat /sand") == "cat "
@@ -870,6 +911,7 @@ def test_streaming_stripper_holds_a_possible_prefix_until_the_next_chunk() -> No
     assert stripper.flush("i") == ""
 
 
+@pytest.mark.requirement("TRANSLATE-022")
 def test_streaming_stripper_keeps_ids_apart() -> None:
     stripper = StreamingStripper(WD)
     assert stripper.push("a", " /sandbox") == " "
@@ -878,6 +920,7 @@ def test_streaming_stripper_keeps_ids_apart() -> None:
     assert stripper.flush("b") == ""
 
 
+@pytest.mark.requirement("TRANSLATE-022", "STREAM-042")
 def test_streaming_stripper_does_not_strip_after_a_non_boundary_char() -> None:
     stripper = StreamingStripper(WD)
     out = stripper.push("i", "x") + stripper.push("i", f"{WD}/a") + stripper.flush("i")
@@ -889,6 +932,7 @@ _FRAGMENTS = st.sampled_from(
 )
 
 
+@pytest.mark.requirement("TRANSLATE-022")
 @given(
     st.lists(_FRAGMENTS, max_size=8),
     st.lists(st.integers(min_value=0, max_value=200), max_size=4),
@@ -905,6 +949,7 @@ def test_streaming_stripper_matches_whole_string_stripping(
 
 
 @pytest.mark.parametrize("tail", ["/", "/s"])
+@pytest.mark.requirement("TRANSLATE-022")
 def test_streaming_stripper_work_dir_then_held_slash(tail: str) -> None:
     stripper = StreamingStripper(WD)
     out = (
@@ -916,6 +961,7 @@ def test_streaming_stripper_work_dir_then_held_slash(tail: str) -> None:
 # -- host failures are error parts, not translations (1.4.4) --------------------------------------
 
 
+@pytest.mark.requirement("ADAPTER-049", "STREAM-036")
 async def test_done_raising_appends_one_error_part(tmp_path: Path) -> None:
     script = [*text_step("partial"), Fail(RuntimeError("runtime crashed"))]
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
@@ -924,6 +970,7 @@ async def test_done_raising_appends_one_error_part(tmp_path: Path) -> None:
     assert str(parts[-1].error) == "runtime crashed"  # type: ignore[union-attr]
 
 
+@pytest.mark.requirement("STREAM-049", "HOSTTOOL-005")
 async def test_parts_emitted_while_a_host_call_waits_keep_their_order(tmp_path: Path) -> None:
     script = [
         tool_call("c1", "echo", '{"v": 1}'),

@@ -34,6 +34,7 @@ async def _run_python(code: str, *arguments: str) -> str:
     return completed.stdout.decode()
 
 
+@pytest.mark.requirement("SANDBOX-029")
 def test_construction_does_no_io(tmp_path: Path) -> None:
     base = tmp_path / "not-yet"
     provider = LocalSandboxProvider(base)
@@ -44,6 +45,7 @@ def test_construction_does_no_io(tmp_path: Path) -> None:
     assert default_local_base_dir() == Path(tempfile.gettempdir()) / "harness-testkit-local"
 
 
+@pytest.mark.requirement("SANDBOX-029")
 async def test_session_directory_is_named_from_the_id(local_provider: LocalSandboxProvider) -> None:
     session = await local_provider.create_session(session_id="team/alpha ü")
     try:
@@ -64,6 +66,7 @@ async def test_session_directory_is_named_from_the_id(local_provider: LocalSandb
     assert not await root.exists()
 
 
+@pytest.mark.requirement("SANDBOX-029")
 async def test_random_session_ids_are_resumable(local_provider: LocalSandboxProvider) -> None:
     session = await local_provider.create_session()
     try:
@@ -258,6 +261,7 @@ async def test_stop_kills_processes_and_blocks_use(local_provider: LocalSandboxP
         await resumed.run("true")
 
 
+@pytest.mark.requirement("SANDBOX-029")
 async def test_destroy_removes_read_only_trees(local_provider: LocalSandboxProvider) -> None:
     session = await local_provider.create_session(session_id="read-only")
     root = anyio.Path(session.default_working_directory)

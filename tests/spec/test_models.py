@@ -32,10 +32,12 @@ def _through_json(value: dict[str, Any]) -> Any:
     return json.loads(json.dumps(value))
 
 
+@pytest.mark.requirement("STREAM-001")
 def test_there_are_nineteen_stream_part_types() -> None:
     assert len(STREAM_PART_TYPES) == len(set(STREAM_PART_TYPES)) == 19
 
 
+@pytest.mark.requirement("STREAM-002", "STREAM-003")
 @given(stream_parts())
 def test_every_generated_part_validates_and_round_trips(wire: dict[str, Any]) -> None:
     part = parse_stream_part(wire)
@@ -45,6 +47,7 @@ def test_every_generated_part_validates_and_round_trips(wire: dict[str, Any]) ->
 
 
 @pytest.mark.parametrize("part_type", STREAM_PART_TYPES)
+@pytest.mark.requirement("STREAM-002")
 def test_each_type_round_trips(part_type: str) -> None:
     from hypothesis import find
 
@@ -52,6 +55,7 @@ def test_each_type_round_trips(part_type: str) -> None:
     assert parse_stream_part(wire).type == part_type
 
 
+@pytest.mark.requirement("STREAM-002")
 @given(corrupted_stream_parts())
 def test_corrupted_parts_are_rejected_with_a_readable_error(wire: dict[str, Any]) -> None:
     with pytest.raises(ValidationError) as caught:
@@ -60,6 +64,7 @@ def test_corrupted_parts_are_rejected_with_a_readable_error(wire: dict[str, Any]
     assert "validation error" in message
 
 
+@pytest.mark.requirement("STREAM-003", "STREAM-008")
 def test_wire_names_are_camel_case_and_snake_case_keys_are_refused() -> None:
     part = ToolCallPart(tool_call_id="c1", tool_name="read", input="{}", provider_executed=True)
     assert part.to_wire() == {
@@ -90,6 +95,7 @@ def test_error_parts_serialize_exceptions_by_name_and_message() -> None:
     assert wire == {"type": "error", "error": {"name": "RuntimeError", "message": "boom"}}
 
 
+@pytest.mark.requirement("STREAM-002")
 def test_step_tool_call_count_must_be_positive() -> None:
     with pytest.raises(ValidationError, match="stepToolCallCount"):
         parse_stream_part(
@@ -103,6 +109,7 @@ def test_step_tool_call_count_must_be_positive() -> None:
         )
 
 
+@pytest.mark.requirement("LIFECYCLE-004")
 @given(lifecycle_states("fake"))
 def test_generated_lifecycle_states_validate_and_round_trip(wire: dict[str, Any]) -> None:
     state = parse_lifecycle_state(wire, harness_id="fake")
@@ -110,6 +117,7 @@ def test_generated_lifecycle_states_validate_and_round_trip(wire: dict[str, Any]
     assert again == state
 
 
+@pytest.mark.requirement("TOOLSPEC-001")
 @given(tool_specs)
 def test_tool_specs_round_trip(wire: dict[str, Any]) -> None:
     spec = ToolSpec.model_validate(wire, by_alias=True, by_name=False)
@@ -154,6 +162,9 @@ _BASE = {"harnessId": "fake", "specificationVersion": "harness-v1", "data": {"cu
         ),
     ],
 )
+@pytest.mark.requirement(
+    "LIFECYCLE-008", "LIFECYCLE-009", "LIFECYCLE-010", "LIFECYCLE-011", "LIFECYCLE-012"
+)
 def test_lifecycle_validation_messages(
     state: dict[str, Any], kwargs: dict[str, Any], message: str
 ) -> None:
@@ -162,6 +173,7 @@ def test_lifecycle_validation_messages(
     assert str(caught.value) == message
 
 
+@pytest.mark.requirement("LIFECYCLE-015")
 def test_non_object_state_and_non_json_data_are_refused_naming_the_field() -> None:
     with pytest.raises(InvalidLifecycleStateError, match="must be a JSON object"):
         parse_lifecycle_state(["not", "a", "state"])
@@ -171,6 +183,7 @@ def test_non_object_state_and_non_json_data_are_refused_naming_the_field() -> No
         parse_lifecycle_state({"type": "continue-turn", "specificationVersion": "harness-v1"})
 
 
+@pytest.mark.requirement("LIFECYCLE-013", "LIFECYCLE-014")
 def test_nested_continuation_is_validated_recursively_and_schema_failures_are_wrapped() -> None:
     nested = {
         **_BASE,
@@ -194,6 +207,7 @@ def test_nested_continuation_is_validated_recursively_and_schema_failures_are_wr
     assert isinstance(caught.value.cause, ValueError)
 
 
+@pytest.mark.requirement("LIFECYCLE-017")
 def test_canonical_copy_drops_unknown_keys_and_keeps_parsed_data() -> None:
     state = parse_lifecycle_state(
         {**_BASE, "type": "continue-turn", "unknown": 1}, data_validator=lambda d: {"cursor": 2}

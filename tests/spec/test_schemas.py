@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from hypothesis import given, settings
 
 from harness_testkit.conformance import lifecycle_states, stream_parts
@@ -31,6 +32,7 @@ def _load(name: str) -> dict[str, Any]:
     return schema
 
 
+@pytest.mark.requirement("STREAM-003")
 @settings(max_examples=50)
 @given(stream_parts())
 def test_exported_stream_part_schema_accepts_model_output(wire: dict[str, Any]) -> None:

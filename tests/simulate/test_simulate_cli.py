@@ -1,0 +1,187 @@
+"""``harness-testkit simulate``: rendering, exit statuses, --example, --builtin, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness_testkit._cli import cli
+from harness_testkit.reference._scenario import builtin_scenario_path, load_scenario
+
+from .support import read_lines, write_scenario
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["simulate", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_one_session_is_rendered_live(tmp_path: Path) -> None:
+    code, out, _ = _run("--builtin", "quickstart", "--out", str(tmp_path / "out"))
+    assert code == 0, out
+    for expected in (
+        "» prompt: What is the weather in Paris?",
+        "? approval requested weather",
+        "approved weather",
+        "← weather",
+        "Let me check the weather first.",
+        "✎ file create notes/index.md",
+        "⟳ compaction",
+        "· step tool-calls",
+        "■ finish stop",
+        "turn latency p99",
+    ):
+        assert expected in out
+    assert (tmp_path / "out" / "sessions" / "sim-0-0.jsonl").is_file()
+
+
+def test_many_sessions_show_a_progress_bar_and_a_summary(tmp_path: Path) -> None:
+    code, out, _ = _run(
+        "--builtin",
+        "many-sessions",
+        "--sessions",
+        "5",
+        "--concurrency",
+        "3",
+        "--seed",
+        "2",
+        "--out",
+        str(tmp_path / "out"),
+    )
+    assert code == 0, out
+    assert "5/5" in out
+    assert "5 of 5" in out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["sessionsRun"] == 5
+    assert summary["concurrency"] == 3
+    assert summary["seed"] == 2
+    assert sorted(p.name for p in (tmp_path / "out" / "sessions").iterdir()) == [
+        f"sim-2-{n}.jsonl" for n in range(5)
+    ]
+
+
+def test_a_bad_scenario_exits_2_naming_file_path_and_problem(tmp_path: Path) -> None:
+    file = write_scenario(tmp_path, "actions:\n  - prompt: hi\n  - aprove: weather\n", "bad.yaml")
+    code, out, err = _run(str(file), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert f"{file}:3: actions[1]: an action has exactly one of the keys" in err
+    assert "Traceback" not in out + err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failing_session_exits_1(tmp_path: Path) -> None:
+    file = write_scenario(
+        tmp_path, "agent: {tools: {t: {output: 1}}}\nactions: [{prompt: hi}, {approve: t}]\n"
+    )
+    code, out, _ = _run(str(file), "--out", str(tmp_path / "out"), "--quiet")
+    assert code == 1
+    assert "failed" in out
+
+
+def test_example_writes_a_starter_that_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    first = runner.invoke(cli, ["simulate", "--example"])
+    assert first.exit_code == 0, first.output
+    written = tmp_path / "scenario.yaml"
+    assert written.read_text() == builtin_scenario_path("quickstart").read_text()
+    again = runner.invoke(cli, ["simulate", "--example"])
+    assert again.exit_code == 2
+    assert "--force" in again.stderr
+    assert runner.invoke(cli, ["simulate", "--example", "--force"]).exit_code == 0
+    assert runner.invoke(cli, ["simulate", "--example", "mine.yaml"]).exit_code == 0
+    assert load_scenario(tmp_path / "mine.yaml").name == "quickstart"
+    ran = runner.invoke(cli, ["simulate", "scenario.yaml", "--out", "out", "--quiet"])
+    assert ran.exit_code == 0, ran.output
+    assert (tmp_path / "out" / "summary.json").is_file()
+
+
+def test_builtin_names_are_listed_and_checked(tmp_path: Path) -> None:
+    code, out, _ = _run("--list")
+    assert code == 0
+    assert {"quickstart", "cross-process", "many-sessions"} <= set(out.split())
+    code, _, err = _run("--builtin", "nope")
+    assert code == 2
+    assert "quickstart" in err
+    code, _, err = _run()
+    assert code == 2
+    assert "--builtin quickstart" in err
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_ctrl_c_stops_cleanly(tmp_path: Path, backend: str) -> None:
+    scenario = write_scenario(
+        tmp_path,
+        """
+        sessions: 4
+        concurrency: 2
+        agent:
+          tools:
+            slow: {output: {ok: true}, delaySeconds: 0.5}
+        harness:
+          script:
+            turns:
+              - steps:
+                  - actions: [{text: calling}, {hostTool: slow, id: s1}]
+                  - actions: [{text: done}]
+        actions: [{prompt: one}, {prompt: two}, {prompt: three}, {prompt: four}]
+        """,
+    )
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness_testkit",
+            "simulate",
+            str(scenario),
+            "--out",
+            str(out),
+            "--quiet",
+            "--backend",
+            backend,
+        ],
+        env={**os.environ, "TMPDIR": str(temp)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        first = out / "sessions" / "sim-0-0.jsonl"
+        deadline = time.monotonic() + 30
+        while not (first.is_file() and '"tool-call"' in first.read_text()):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the simulation never reached a tool call"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr.decode()
+    assert b"Interrupted" in stdout
+    assert b"Traceback" not in stderr
+    assert json.loads((out / "summary.json").read_text())["status"] == "interrupted"
+    lines = read_lines(first)
+    assert any(line["kind"] == "part" for line in lines)
+    assert lines[-1]["kind"] == "session-end"
+    assert lines[-1]["status"] == "cancelled"
+    assert list(temp.iterdir()) == [], "a sandbox directory was left behind"
+
+
+@pytest.mark.parametrize("spelling", ["--sessions=0", "--concurrency=0"])
+def test_counts_must_be_positive(spelling: str) -> None:
+    code, _, _ = _run("--builtin", "quickstart", spelling)
+    assert code == 2
