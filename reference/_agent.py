@@ -226,8 +226,8 @@ class HarnessAgent:
             builtins, user_tools, active_tools, inactive_tools
         )
         if builtin_filter is not None and not (
-            harness.supports_builtin_tool_filtering is True
-            or harness.supports_builtin_tool_approvals is True
+            getattr(harness, "supports_builtin_tool_filtering", None) is True
+            or getattr(harness, "supports_builtin_tool_approvals", None) is True
         ):
             raise HarnessCapabilityUnsupportedError(
                 f"Harness '{self.harness_id}' does not support built-in tool filtering controls.",
@@ -236,7 +236,7 @@ class HarnessAgent:
         if (
             builtins
             and permission_mode != "allow-all"
-            and (harness.supports_builtin_tool_approvals is not True)
+            and getattr(harness, "supports_builtin_tool_approvals", None) is not True
         ):
             raise HarnessCapabilityUnsupportedError(
                 f"Harness '{self.harness_id}' does not support built-in tool approval requests; "
@@ -336,6 +336,7 @@ class HarnessAgent:
         continue_from: ContinueTurnState | Mapping[str, Any] | None = None,
         sandbox_session: SandboxSession | None = None,
         tools_context: Mapping[str, Any] | None = None,
+        abort: anyio.Event | None = None,
     ) -> AgentSession:
         """Create (or resume) a session.
 
@@ -345,6 +346,7 @@ class HarnessAgent:
             continue_from: A ``continue-turn`` state.
             sandbox_session: A caller-owned sandbox session for this session.
             tools_context: Rebinds the tool context of the unfinished turn.
+            abort: Set it to abort the adapter's start-up (passed as ``StartOptions.abort``).
 
         Raises:
             HarnessUsageError: both states given, or ``tools_context`` without a turn.
@@ -426,6 +428,7 @@ class HarnessAgent:
                     permission_mode=self.permission_mode,
                     builtin_tool_filtering=self.builtin_filter,
                     headers=self.headers or None,
+                    abort=abort,
                 )
             )
         except BaseException:
@@ -635,6 +638,15 @@ class HarnessAgent:
             timeout=timeout,
         )
         return await result.to_generate_result()
+
+    async def steer(self, session: AgentSession, text: str) -> None:
+        """Send a user message into the session's running turn (experimental).
+
+        Equivalent to ``session.steer_turn(text)``.
+        """
+        await session.steer_turn(text)
+
+    experimental_steer = steer
 
     async def _continue(
         self,

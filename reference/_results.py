@@ -249,6 +249,17 @@ class GenerateResult:
     output: Any = None
 
     @property
+    def reasoning(self) -> list[dict[str, Any]]:
+        """The final step's reasoning as AI SDK reasoning parts (``{"type", "text"}``)."""
+        if not self.steps:
+            return []
+        return [
+            {"type": "reasoning", "text": part.text}
+            for part in self.steps[-1].content
+            if isinstance(part, ConsumerReasoningDeltaPart)
+        ]
+
+    @property
     def tool_calls(self) -> list[ConsumerToolCallPart]:
         """Tool calls across all steps."""
         return [call for step in self.steps for call in step.tool_calls]

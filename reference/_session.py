@@ -284,8 +284,9 @@ class AgentSession:
                 model_id=frozen.settings.model or "",
                 abort_grace=self._agent.abort_grace,
             )
+            finished = anyio.Event()
             core.slice_running = True
-            core.slice_finished = anyio.Event()
+            core.slice_finished = finished
             completed = False
             try:
                 async with anyio.create_task_group() as group:
@@ -300,14 +301,26 @@ class AgentSession:
                     group.cancel_scope.cancel()
                 completed = True
             finally:
-                core.slice_running = False
+                # A finish handler may already have started the next turn on this
+                # session: only touch the core while it still holds this slice's turn.
+                ours = core.queue is queue
+                if core.slice_finished is finished:
+                    core.slice_running = False
                 if not completed:
-                    # The consumer went away mid-slice: abort the adapter turn.
+                    # The consumer went away mid-slice: abort the adapter turn and give it
+                    # the grace period to settle (its work may run inside done()).
                     abort.set()
-                    if not core.suspending:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(
+                        self._agent.abort_grace
+                    ):
+                        try:
+                            await control.done()
+                        except Exception:  # an aborted turn may well end in an error
+                            pass
+                    if ours and not core.suspending:
                         core.reset_turn()
-                core.slice_finished.set()
-            if not outcome.paused and not outcome.suspended and not core.suspending:
+                finished.set()
+            if ours and not outcome.paused and not outcome.suspended and not core.suspending:
                 core.reset_turn()
             return outcome
 
@@ -343,6 +356,8 @@ class AgentSession:
             with anyio.move_on_after(grace) as scope:
                 await core.slice_finished.wait()
             if scope.cancelled_caught:
+                if core.queue is not None:
+                    core.queue.close()
                 raise HarnessError(
                     f"Harness '{core.harness_id}' did not close the suspended turn's stream "
                     f"within {grace} seconds while suspending session {self.session_id}; an "
@@ -362,6 +377,9 @@ class AgentSession:
                     core.buffered_parts.append(item)  # type: ignore[arg-type]
         if core.queue is not None:
             core.queue.close()  # the turn now lives on in the returned state
+        if core.capture_error is not None:
+            error, core.capture_error = core.capture_error, None
+            raise error
         update: dict[str, Any] = {
             "pending_tool_approvals": None,
             "pending_tool_results": None,
@@ -467,14 +485,10 @@ class AgentSession:
 
     async def steer_turn(self, text: str) -> None:
         """Send a user message into the running turn (experimental steering)."""
+        self._require_active()
         core = self._core
         control = core.control
-        if (
-            self._status is not SessionStatus.ACTIVE
-            or core.state is not TurnState.RUNNING
-            or core.suspending
-            or control is None
-        ):
+        if core.state is not TurnState.RUNNING or core.suspending or control is None:
             raise HarnessSessionStateError(
                 f"Harness session {self.session_id} has no running turn to steer."
             )

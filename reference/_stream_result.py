@@ -14,6 +14,7 @@ from harness_testkit.spec import (
     ConsumerPart,
     ConsumerStartPart,
     ConsumerTextDeltaPart,
+    HarnessUsageError,
     LanguageModelUsage,
 )
 
@@ -187,6 +188,34 @@ class StreamResult:
             return _finish_part(self._parts).finish_reason
 
         return get()
+
+    @property
+    def reasoning(self) -> Awaitable[list[dict[str, Any]]]:
+        """Always ``[]`` on a stream result, as upstream (use ``generate()`` for reasoning)."""
+
+        async def get() -> list[dict[str, Any]]:
+            await self._settled()
+            return []
+
+        return get()
+
+    @property
+    def reasoning_text(self) -> Awaitable[str | None]:
+        """Always ``None`` on a stream result, as upstream."""
+
+        async def get() -> str | None:
+            await self._settled()
+            return None
+
+        return get()
+
+    @property
+    def partial_output_stream(self) -> AsyncIterator[Any]:
+        """Not implemented (raises the specification's not-implemented error)."""
+        raise HarnessUsageError(
+            "HarnessAgent: partialOutputStream is not implemented yet. "
+            "Track the foundation review for follow-up."
+        )
 
     async def to_generate_result(self) -> GenerateResult:
         """Aggregate into the ``generate()`` result (raises the turn's error)."""

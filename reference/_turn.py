@@ -345,7 +345,19 @@ class SliceRunner:
         await self.sink(part)
         if content:
             self.step_has_content = True
-            self.step_content.append(part)
+            self._record_content(part)
+
+    def _record_content(self, part: ConsumerPart) -> None:
+        # Consecutive text (or reasoning) deltas form one content part, whatever their ids
+        # (spec 2.2.7); the first delta's id and metadata are kept.
+        previous = self.step_content[-1] if self.step_content else None
+        if isinstance(part, ConsumerTextDeltaPart | ConsumerReasoningDeltaPart) and type(
+            previous
+        ) is type(part):
+            assert isinstance(previous, ConsumerTextDeltaPart | ConsumerReasoningDeltaPart)
+            self.step_content[-1] = previous.model_copy(update={"text": previous.text + part.text})
+            return
+        self.step_content.append(part)
 
     async def _handle_tool_input(
         self, part: ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart
@@ -591,7 +603,7 @@ class SliceRunner:
             await self.sink(outcome)
             if record:
                 self.step_has_content = True
-                self.step_content.append(outcome)
+                self._record_content(outcome)
 
     async def _handle_file_change(self, part: FileChangePart) -> None:
         path = strip_work_dir(part.path, self.work_dir)
@@ -911,6 +923,11 @@ class SliceRunner:
             return False, None, error
         try:
             await self._submit(tool_call_id, _jsonable(value), is_error=None)
+        except InvalidLifecycleStateError as error:
+            # A result that cannot be stored in the continue state is the suspension's
+            # failure (LIFECYCLE-020), not the tool's: report it to suspend_turn.
+            self.core.capture_error = error
+            return ok, value, None
         except Exception as error:
             # 6.1.6: retry as an error submission; if that fails too, the turn fails.
             await self._submit(tool_call_id, {"error": _error_string(error)}, is_error=True)
@@ -1116,7 +1133,14 @@ class SliceRunner:
         if self.abort.is_set():
             await self._fail(_abort_error())
             return
+        # The turn is over before consumers see `finish`, so a finish handler may detach
+        # or prompt again right away (7.4.7).
+        self._release_turn()
         await self._finish_result(self._final_reason())
+
+    def _release_turn(self) -> None:
+        if self.core.queue is self.queue and not self.core.suspending:
+            self.core.reset_turn()
 
     async def _close_suspended(self) -> None:
         """The stream closed because of a deliberate suspension: not a failure."""
@@ -1152,6 +1176,7 @@ class SliceRunner:
         )
 
     async def _fail(self, error: BaseException) -> None:
+        self._release_turn()
         if self.abort.is_set():
             self.outcome.aborted = True
             reason = _abort_reason(self.abort)

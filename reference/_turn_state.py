@@ -85,6 +85,8 @@ class TurnCore:
     captured_state: ContinueTurnState | None = None
     buffered_parts: list[StreamPart] = field(default_factory=list)
     slice_running: bool = False
+    #: Why a suspension could not capture a host result (raised by suspend_turn).
+    capture_error: BaseException | None = None
     slice_finished: anyio.Event | None = None
 
     def reset_turn(self) -> None:

@@ -15,6 +15,7 @@ __all__ = [
     "BASELINE_INPUT_SCHEMAS",
     "BUILTIN_TOOL_NAMES",
     "PERMISSION_MODES",
+    "QUESTIONS_TOOL_DESCRIPTION",
     "QUESTIONS_TOOL_INPUT_SCHEMA",
     "QUESTIONS_TOOL_OUTPUT_SCHEMA",
     "TOOL_USE_KINDS",
@@ -36,6 +37,9 @@ ToolUseKind: TypeAlias = Literal["readonly", "edit", "bash"]
 
 PERMISSION_MODES: tuple[PermissionMode, ...] = ("allow-reads", "allow-edits", "allow-all")
 TOOL_USE_KINDS: tuple[ToolUseKind, ...] = ("readonly", "edit", "bash")
+
+#: The description of the shared questions built-in.
+QUESTIONS_TOOL_DESCRIPTION = "Ask the user one or more questions"
 
 #: The common built-in names, in registry order.
 BUILTIN_TOOL_NAMES: tuple[str, ...] = (
@@ -309,6 +313,8 @@ def common_tool(
             f"The input schema of built-in '{common_name}' (native '{native_name}') does not "
             f"accept every baseline input: {'; '.join(problems)}."
         )
+    if description is None and common_name == "askUserQuestions":
+        description = QUESTIONS_TOOL_DESCRIPTION
     return BuiltinTool(
         description=description,
         input_schema=schema,

@@ -97,10 +97,6 @@ async def test_create_session_arguments_are_all_optional(tmp_path: Path) -> None
 
 
 @requirement("SESSION-001")
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: create_session takes no abort event, so StartOptions.abort is never set",
-)
 def test_create_session_accepts_an_abort_event(tmp_path: Path) -> None:
     agent = make_agent(ScriptedHarness(), tmp_path)
     assert "abort" in inspect.signature(agent.create_session).parameters

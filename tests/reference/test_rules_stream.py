@@ -81,15 +81,6 @@ def test_capability_flags_count_only_when_exactly_true(
 @pytest.mark.parametrize(
     "attribute", ["supports_builtin_tool_filtering", "supports_builtin_tool_approvals"]
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: an adapter without a supports_builtin_tool_* attribute makes the constructor "
-        "raise AttributeError instead of treating the capability as unsupported "
-        "(reference/_agent.py reads harness.supports_builtin_tool_filtering/approvals "
-        "directly instead of getattr(..., None) is True)"
-    ),
-)
 def test_a_missing_capability_flag_means_unsupported(tmp_path: Path, attribute: str) -> None:
     harness = ScriptedHarness(builtin_tools={"bash": builtin()})
     delattr(harness, attribute)
@@ -513,13 +504,6 @@ async def test_generate_reasoning_text_is_the_final_steps(tmp_path: Path) -> Non
 
 
 @requirement("RESULT-009")
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: GenerateResult has no `reasoning` list and StreamResult has neither "
-        "`reasoning` ([]) nor `reasoning_text` (None)"
-    ),
-)
 async def test_reasoning_accessors_of_both_results(tmp_path: Path) -> None:
     script = [{"type": "reasoning-delta", "id": "r", "delta": "hm"}, *text_step("a"), finish()]
     async with opened(ScriptedHarness([script, script]), tmp_path) as (agent, session):
@@ -618,14 +602,6 @@ async def test_an_approved_continuation_outcome_is_work_dir_stripped(tmp_path: P
 
 
 @requirement("RESULT-006")
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: step content keeps every raw text-delta part instead of one coalesced text "
-        "part per run of deltas (reference/_turn.py _forward appends each delta to "
-        "step_content; StepResult.text coalesces only on read)"
-    ),
-)
 async def test_step_content_holds_coalesced_text(tmp_path: Path) -> None:
     script = [
         {"type": "text-delta", "id": "t", "delta": "Hel"},
@@ -642,14 +618,6 @@ async def test_step_content_holds_coalesced_text(tmp_path: Path) -> None:
 
 
 @requirement("RESULT-019", "RESULT-021")
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: StreamResult has no partial output stream and no accessor raising "
-        "'HarnessAgent: <feature> is not implemented yet. Track the foundation review for "
-        "follow-up.' for it (an AttributeError is raised instead)"
-    ),
-)
 async def test_unimplemented_result_features_say_so(tmp_path: Path) -> None:
     async with opened(
         ScriptedHarness([[*text_step('{"a": 1}'), finish()]]), tmp_path, output={"type": "object"}

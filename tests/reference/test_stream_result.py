@@ -72,7 +72,9 @@ async def test_aggregates_consume_the_stream_when_nobody_iterates(tmp_path: Path
 async def test_cancelling_the_consumer_aborts_and_releases_the_session(tmp_path: Path) -> None:
     agent = HarnessAgent(
         harness=FakeHarness(
-            script={"turns": [{"steps": [{"actions": [{"text": "wait"}, {"waitUserMessage": None}]}]}]},
+            script={
+                "turns": [{"steps": [{"actions": [{"text": "wait"}, {"waitUserMessage": None}]}]}]
+            },
             profile="minimal",
         ),
         sandbox=LocalSandboxProvider(root_dir=tmp_path),

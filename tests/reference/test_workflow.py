@@ -291,6 +291,18 @@ async def test_a_turn_error_fails_the_workflow_and_keeps_the_prior_state(tmp_pat
     assert refused.resume_from == prior
 
 
+async def test_a_hanging_runtime_fails_the_workflow_after_the_timeout(tmp_path: Path) -> None:
+    script = {
+        "turns": [{"steps": [{"actions": ["stuck"]}], "faults": [{"kind": "hang", "atPart": 2}]}]
+    }
+    with anyio.fail_after(10):
+        state = await run_agent_step(
+            _agent(tmp_path, script), create_workflow_state("hang", prompt="go"), timeout=0.2
+        )
+    assert state.status is WorkflowStatus.FAILED
+    assert "abort" in (state.error or "")
+
+
 # -- time slices ---------------------------------------------------------------------------
 
 _FRAMING = {
@@ -501,7 +513,7 @@ async def test_the_property_catches_a_finish_written_on_a_suspension(
     from harness_testkit.conformance._self import self_test_targets
     from harness_testkit.spec import ConsumerFinishPart, LanguageModelUsage
 
-    real = _workflow_checks.run_time_slice
+    real = run_time_slice  # what the check module calls, before the patch
 
     async def leaky(agent: HarnessAgent, state: WorkflowState, **options: Any) -> WorkflowState:
         new = await real(agent, state, **options)

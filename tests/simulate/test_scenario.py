@@ -144,6 +144,13 @@ BAD_SCENARIOS = [
         id="tool-result-for-executed-tool",
     ),
     pytest.param(
+        "agent:\n  tools:\n    weather: {inputSchema: {type: objekt}}\nactions: [{prompt: hi}]\n",
+        "agent.tools.weather.inputSchema",
+        "not a valid JSON Schema",
+        3,
+        id="bad-input-schema",
+    ),
+    pytest.param(
         "agent:\n  toolApproval: {weather: user-approval}\nactions: [{prompt: hi}]\n",
         "agent.toolApproval.weather",
         "not a host tool of this scenario",

@@ -185,3 +185,11 @@ def test_ctrl_c_stops_cleanly(tmp_path: Path, backend: str) -> None:
 def test_counts_must_be_positive(spelling: str) -> None:
     code, _, _ = _run("--builtin", "quickstart", spelling)
     assert code == 2
+
+
+def test_schema_prints_the_committed_schema() -> None:
+    from harness_testkit.reference._scenario import render_json_schema
+
+    code, out, _ = _run("--schema")
+    assert code == 0
+    assert out == render_json_schema()

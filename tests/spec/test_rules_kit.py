@@ -627,13 +627,6 @@ def test_questions_builtin_has_the_questions_schemas_and_no_executor() -> None:
 
 
 @requirement("TOOLSPEC-014")
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: the kit has no questions built-in carrying the description "
-        "'Ask the user one or more questions' (common_tool leaves description None)"
-    ),
-)
 def test_questions_builtin_has_the_upstream_description() -> None:
     questions = common_tool("askUserQuestions", native_name="AskUserQuestion")
     assert questions.description == "Ask the user one or more questions"

@@ -1,0 +1,782 @@
+"""Offline simulation: run a scenario's sessions on the fake harness and record them.
+
+:func:`simulate` runs ``sessions`` copies of the scenario (ids ``sim-<seed>-<n>``),
+at most ``concurrency`` at a time, each with its own fake runtime, agent and sandbox
+session. Every session writes a JSONL transcript, flushed line by line::
+
+    {"kind": "session-start", "sessionId": "sim-0-0", ...}
+    {"kind": "action", "index": 0, "action": {"prompt": "Hello"}}
+    {"kind": "part", "action": 0, "part": {"type": "text-delta", ...}}   one per consumer part
+    {"kind": "action-end", "index": 0, "turnState": "idle", ..., "latencySeconds": 0.01}
+    {"kind": "session-end", "status": "completed", "counts": {...}}
+
+Same scenario and seed give byte-identical transcripts apart from the declared
+:data:`VOLATILE_FIELDS` (latencies and wall times): ids come from seeded
+``IdGenerator`` instances, the agent's clock is fixed and the fake runtime's is virtual.
+Cancellation (Ctrl-C) destroys every sandbox and keeps what was written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import anyio
+
+from harness_testkit import __version__
+from harness_testkit.spec import (
+    ConsumerPart,
+    HarnessSessionStateError,
+    SandboxProvider,
+)
+
+from ._ids import IdGenerator
+from ._scenario import (
+    ApproveAction,
+    CompactAction,
+    ContinueAction,
+    DenyAction,
+    DetachAction,
+    HostAction,
+    LoadedScenario,
+    PromptAction,
+    StopAction,
+    SuspendAction,
+    ToolResultAction,
+    action_name,
+    selected_tools,
+)
+from ._session import AgentSession
+from ._stream_result import StreamResult
+
+__all__ = [
+    "VOLATILE_FIELDS",
+    "SessionCounts",
+    "SessionReport",
+    "SimulationObserver",
+    "SimulationOptions",
+    "SimulationSummary",
+    "normalize_transcript_line",
+    "percentile",
+    "session_id_for",
+    "simulate",
+]
+
+#: Keys whose values differ between two runs of the same scenario and seed (measured
+#: with a monotonic clock or read from the wall clock); everything else is reproducible.
+VOLATILE_FIELDS: frozenset[str] = frozenset({"latencySeconds", "latency", "durationSeconds"})
+
+SessionStatusName = Literal["completed", "failed", "cancelled"]
+
+# Tool names under which the agent reports runtime file changes and compactions.
+_FILE_CHANGE_TOOL = "fileChange"
+_COMPACTION_TOOL = "compaction"
+
+
+def session_id_for(seed: int, index: int) -> str:
+    """The deterministic id of session ``index`` of a run with ``seed``."""
+    return f"sim-{seed}-{index}"
+
+
+def _derived_seed(*parts: object) -> int:
+    # Independent, reproducible id streams per session and per simulated process.
+    digest = hashlib.sha256("/".join(str(part) for part in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def normalize_transcript_line(line: Mapping[str, Any]) -> dict[str, Any]:
+    """A transcript or summary object without its :data:`VOLATILE_FIELDS` (recursively)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {key: strip(item) for key, item in value.items() if key not in VOLATILE_FIELDS}
+        if isinstance(value, list):
+            return [strip(item) for item in value]
+        return value
+
+    result: dict[str, Any] = strip(line)
+    return result
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The nearest-rank ``q``-th percentile (``0 < q <= 100``); ``None`` without values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+# -- options, observer, reports -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """How to run a scenario; ``None`` fields take the scenario's values.
+
+    Attributes:
+        sandbox: ``local`` or ``docker``.
+        sessions: How many sessions.
+        concurrency: How many at once.
+        seed: The simulation seed.
+        out_dir: Where ``sessions/<id>.jsonl`` and ``summary.json`` go.
+        sandbox_root: Parent folder of the local sandboxes' temporary root (default:
+            the system temp dir); the root is removed when the run ends.
+        action_timeout: Seconds one host action may take before the session fails.
+        cleanup_timeout: Seconds each sandbox teardown may take.
+    """
+
+    sandbox: Literal["local", "docker"] | None = None
+    sessions: int | None = None
+    concurrency: int | None = None
+    seed: int | None = None
+    out_dir: Path = Path("harness-testkit-out/simulate")
+    sandbox_root: Path | None = None
+    action_timeout: float = 120.0
+    cleanup_timeout: float = 30.0
+
+
+class SimulationObserver:
+    """Receives the run's events as they happen (the CLI renders them). No-ops by default.
+
+    Methods are synchronous and called on the event loop: keep them quick.
+    """
+
+    def session_started(self, session_id: str) -> None:
+        """A session is about to run its first action."""
+
+    def action_started(self, session_id: str, index: int, action: HostAction) -> None:
+        """The host starts action ``index``."""
+
+    def part(self, session_id: str, index: int, part: ConsumerPart) -> None:
+        """A consumer part of action ``index`` arrived."""
+
+    def action_finished(self, session_id: str, index: int, record: Mapping[str, Any]) -> None:
+        """Action ``index`` ended; ``record`` is its ``action-end`` transcript line."""
+
+    def session_finished(self, report: SessionReport) -> None:
+        """A session ended (completed, failed or cancelled)."""
+
+
+@dataclass
+class SessionCounts:
+    """What happened in a session (or a run), counted from consumer parts and actions."""
+
+    turns: int = 0
+    slices: int = 0
+    steps: int = 0
+    tool_calls: int = 0
+    approvals: int = 0
+    file_changes: int = 0
+    compactions: int = 0
+    tool_errors: int = 0
+    errors: int = 0
+
+    def count_part(self, part: ConsumerPart) -> None:
+        """Count one consumer part."""
+        kind = part.type
+        if kind == "finish-step":
+            self.steps += 1
+        elif kind == "tool-call":
+            name = getattr(part, "tool_name", "")
+            if name == _FILE_CHANGE_TOOL:
+                self.file_changes += 1
+            elif name == _COMPACTION_TOOL:
+                self.compactions += 1
+            else:
+                self.tool_calls += 1
+        elif kind == "tool-approval-request":
+            self.approvals += 1
+        elif kind == "tool-error":
+            self.tool_errors += 1
+        elif kind in ("error", "abort"):
+            self.errors += 1
+
+    def add(self, other: SessionCounts) -> None:
+        """Add ``other``'s counts to these."""
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_wire(self) -> dict[str, int]:
+        """camelCase counts."""
+        return {
+            "turns": self.turns,
+            "slices": self.slices,
+            "steps": self.steps,
+            "toolCalls": self.tool_calls,
+            "approvals": self.approvals,
+            "fileChanges": self.file_changes,
+            "compactions": self.compactions,
+            "toolErrors": self.tool_errors,
+            "errors": self.errors,
+        }
+
+
+def _latency(values: Sequence[float]) -> dict[str, Any]:
+    return {
+        "unit": "seconds",
+        "samples": len(values),
+        "p50": percentile(values, 50),
+        "p90": percentile(values, 90),
+        "p99": percentile(values, 99),
+    }
+
+
+@dataclass
+class SessionReport:
+    """How one session went.
+
+    Attributes:
+        session_id: ``sim-<seed>-<n>``.
+        status: ``completed``, ``failed`` (an action could not be applied or raised) or
+            ``cancelled`` (the run was interrupted).
+        counts: Its counts.
+        latencies: Seconds per turn slice (prompt and continuations), monotonic clock.
+        error: What failed, when it failed.
+        transcript: The transcript file.
+    """
+
+    session_id: str
+    status: SessionStatusName = "completed"
+    counts: SessionCounts = field(default_factory=SessionCounts)
+    latencies: list[float] = field(default_factory=list)
+    error: str | None = None
+    transcript: Path | None = None
+
+    def to_wire(self, out_dir: Path) -> dict[str, Any]:
+        """The summary entry of the session."""
+        entry: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "status": self.status,
+            "counts": self.counts.to_wire(),
+            "latency": _latency(self.latencies),
+        }
+        if self.error is not None:
+            entry["error"] = self.error
+        if self.transcript is not None:
+            entry["transcript"] = self.transcript.relative_to(out_dir).as_posix()
+        return entry
+
+
+@dataclass
+class SimulationSummary:
+    """The run's outcome (written as ``summary.json``).
+
+    Attributes:
+        scenario: The scenario's name.
+        digest: The scenario's digest.
+        seed: The simulation seed.
+        sandbox: The sandbox kind.
+        concurrency: Sessions run at once.
+        sessions: One report per session that started, in index order.
+        planned: Sessions the run was asked for.
+        interrupted: The run was cancelled before every session ended.
+        duration_seconds: Wall time of the whole run (volatile).
+        out_dir: Where the files are.
+    """
+
+    scenario: str
+    digest: str
+    seed: int
+    sandbox: str
+    concurrency: int
+    planned: int
+    out_dir: Path
+    sessions: list[SessionReport] = field(default_factory=list)
+    interrupted: bool = False
+    duration_seconds: float = 0.0
+
+    @property
+    def status(self) -> Literal["completed", "failed", "interrupted"]:
+        """``interrupted``, else ``failed`` when a session failed, else ``completed``."""
+        if self.interrupted:
+            return "interrupted"
+        if any(report.status != "completed" for report in self.sessions):
+            return "failed"
+        return "completed"
+
+    @property
+    def totals(self) -> SessionCounts:
+        """Counts summed over sessions."""
+        total = SessionCounts()
+        for report in self.sessions:
+            total.add(report.counts)
+        return total
+
+    @property
+    def latencies(self) -> list[float]:
+        """Every turn-slice latency of the run."""
+        return [value for report in self.sessions for value in report.latencies]
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``summary.json`` document."""
+        return {
+            "kitVersion": __version__,
+            "scenario": self.scenario,
+            "scenarioDigest": self.digest,
+            "seed": self.seed,
+            "sandbox": self.sandbox,
+            "concurrency": self.concurrency,
+            "status": self.status,
+            "sessionsPlanned": self.planned,
+            "sessionsRun": len(self.sessions),
+            "sessionsFailed": sum(1 for r in self.sessions if r.status == "failed"),
+            "totals": self.totals.to_wire(),
+            "latency": _latency(self.latencies),
+            "durationSeconds": self.duration_seconds,
+            "volatileFields": sorted(VOLATILE_FIELDS),
+            "sessions": [report.to_wire(self.out_dir) for report in self.sessions],
+        }
+
+    def write(self) -> Path:
+        """Write ``summary.json`` into ``out_dir`` and return its path."""
+        path = self.out_dir / "summary.json"
+        path.write_text(
+            json.dumps(self.to_wire(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        return path
+
+
+class TranscriptWriter:
+    """Appends JSON lines to a transcript, flushing each so an interrupted run keeps them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[str] | None = path.open("w", encoding="utf-8")
+
+    def write(self, line: Mapping[str, Any]) -> None:
+        """Write one line (compact JSON, keys in insertion order)."""
+        if self._file is None:
+            return
+        self._file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file; later writes are dropped."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+# -- one session --------------------------------------------------------------------------
+
+
+class _ActionFailed(Exception):
+    """A host action cannot be applied (the scenario does not match what happened)."""
+
+
+class _SessionRun:
+    """Runs the scenario's actions on one session, switching "processes" on demand."""
+
+    def __init__(
+        self,
+        loaded: LoadedScenario,
+        *,
+        index: int,
+        seed: int,
+        provider: SandboxProvider,
+        transcript: TranscriptWriter,
+        observer: SimulationObserver,
+        options: SimulationOptions,
+    ) -> None:
+        self.loaded = loaded
+        self.index = index
+        self.seed = seed
+        self.provider = provider
+        self.transcript = transcript
+        self.observer = observer
+        self.options = options
+        self.session_id = session_id_for(seed, index)
+        self.report = SessionReport(self.session_id, transcript=transcript.path)
+        self.process = 0
+        self.session: AgentSession | None = None
+        self.agent: Any = None
+
+    # -- processes ---------------------------------------------------------------------
+
+    def _new_agent(self) -> None:
+        # A new "process": fresh fake runtime and agent, their own reproducible ids.
+        self.process += 1
+        harness = self.loaded.make_harness(self.seed, self.index)
+        self.agent = self.loaded.make_agent(
+            harness,
+            sandbox=self.provider,
+            id_generator=IdGenerator(_derived_seed("sim", self.seed, self.index, self.process)),
+        )
+
+    async def _start(self) -> None:
+        self._new_agent()
+        self.session = await self.agent.create_session(session_id=self.session_id)
+
+    async def _switch_process(self, kind: Literal["suspend", "detach", "stop"]) -> str:
+        """End the handle, carry its state through JSON, recreate it in a fresh agent.
+
+        Shielded (and bounded) so a cancellation cannot land between the two halves and
+        leave a sandbox that no handle owns.
+        """
+        session = self._session()
+        carried = ""
+        with anyio.CancelScope(shield=True), anyio.fail_after(self.options.action_timeout):
+            if kind == "suspend":
+                state: Any = await session.suspend_turn()
+            elif kind == "detach":
+                state = await session.detach()
+            else:
+                state = await session.stop()
+            wire = json.loads(json.dumps(state.to_wire()))
+            carried = str(wire.get("type"))
+            self._new_agent()
+            key = "continue_from" if carried == "continue-turn" else "resume_from"
+            self.session = await self.agent.create_session(
+                session_id=self.session_id, **{key: wire}
+            )
+        return carried
+
+    def _session(self) -> AgentSession:
+        assert self.session is not None
+        return self.session
+
+    # -- transcript --------------------------------------------------------------------
+
+    def _part(self, index: int, part: ConsumerPart) -> None:
+        self.report.counts.count_part(part)
+        self.transcript.write({"kind": "part", "action": index, "part": part.to_wire()})
+        self.observer.part(self.session_id, index, part)
+
+    async def _consume(
+        self, index: int, result: StreamResult, suspend_after: int | None = None
+    ) -> str | None:
+        """Read a slice to its end; with ``suspend_after``, suspend it mid-stream.
+
+        Returns:
+            The carried state's type when the turn was suspended mid-stream.
+        """
+        self.report.counts.slices += 1
+        started = time.perf_counter()
+        if suspend_after is None:
+            async for part in result.full_stream:
+                self._part(index, part)
+            self.report.latencies.append(time.perf_counter() - started)
+            return None
+        cut = anyio.Event()
+        carried: list[str] = []
+        seen = 0
+
+        async def consume() -> None:
+            nonlocal seen
+            async for part in result.full_stream:
+                self._part(index, part)
+                seen += 1
+                if seen >= suspend_after:
+                    cut.set()
+            cut.set()
+
+        async def suspend() -> None:
+            await cut.wait()
+            if not self._session().has_unfinished_turn():
+                return
+            try:
+                carried.append(await self._switch_process("suspend"))
+            except HarnessSessionStateError:
+                pass  # the turn ended while we asked: nothing to carry
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(consume)
+            group.start_soon(suspend)
+        self.report.latencies.append(time.perf_counter() - started)
+        return carried[0] if carried else None
+
+    # -- actions -----------------------------------------------------------------------
+
+    async def run(self) -> SessionReport:
+        """Run every action; never raises except for cancellation."""
+        self.transcript.write(
+            {
+                "kind": "session-start",
+                "sessionId": self.session_id,
+                "scenario": self.loaded.name,
+                "scenarioDigest": self.loaded.digest,
+                "seed": self.seed,
+                "sessionIndex": self.index,
+                "profile": self.loaded.profile.name,
+            }
+        )
+        self.observer.session_started(self.session_id)
+        current = -1
+        try:
+            with anyio.fail_after(self.options.action_timeout):
+                await self._start()
+            for current, action in enumerate(self.loaded.scenario.actions):
+                self.transcript.write(
+                    {"kind": "action", "index": current, "action": action.to_wire()}
+                )
+                self.observer.action_started(self.session_id, current, action)
+                started = time.perf_counter()
+                try:
+                    with anyio.fail_after(self.options.action_timeout):
+                        extra = await self._apply(current, action)
+                except TimeoutError:
+                    raise _ActionFailed(
+                        f"action {current} ({action_name(action)}) did not finish within "
+                        f"{self.options.action_timeout} s"
+                    ) from None
+                record = self._action_end(current, time.perf_counter() - started, extra)
+                self.transcript.write(record)
+                self.observer.action_finished(self.session_id, current, record)
+        except anyio.get_cancelled_exc_class():
+            self.report.status = "cancelled"
+            raise
+        except (Exception, KeyboardInterrupt) as error:
+            if isinstance(error, KeyboardInterrupt):
+                self.report.status = "cancelled"
+                raise
+            self.report.status = "failed"
+            self.report.error = f"{type(error).__name__}: {error}"
+            self.report.counts.errors += 1
+            self.transcript.write(
+                {
+                    "kind": "error",
+                    "action": current,
+                    "error": {"name": type(error).__name__, "message": str(error)},
+                }
+            )
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._teardown()
+                self.transcript.write(
+                    {
+                        "kind": "session-end",
+                        "status": self.report.status,
+                        "counts": self.report.counts.to_wire(),
+                    }
+                )
+                self.transcript.close()
+                self.observer.session_finished(self.report)
+        return self.report
+
+    def _action_end(self, index: int, latency: float, extra: Mapping[str, Any]) -> dict[str, Any]:
+        session = self.session
+        record: dict[str, Any] = {"kind": "action-end", "index": index, **extra}
+        if session is not None:
+            record["turnState"] = str(session.turn_state)
+            record["pendingApprovals"] = [p.tool_name for p in session.pending_tool_approvals]
+            record["pendingToolResults"] = [p.tool_name for p in session.pending_tool_results]
+        record["process"] = self.process
+        record["latencySeconds"] = round(latency, 6)
+        return record
+
+    async def _apply(self, index: int, action: HostAction) -> dict[str, Any]:
+        agent = self.agent
+        session = self._session()
+        if isinstance(action, PromptAction):
+            self.report.counts.turns += 1
+            result = await agent.stream(session=session, prompt=action.prompt)
+            carried = await self._consume(index, result, action.suspend_after_parts)
+            return {"carried": carried} if action.suspend_after_parts is not None else {}
+        if isinstance(action, ApproveAction | DenyAction):
+            approved = isinstance(action, ApproveAction)
+            selector = action.approve if isinstance(action, ApproveAction) else action.deny
+            names = selected_tools(selector)
+            chosen = [
+                pending
+                for pending in session.pending_tool_approvals
+                if "all" in names or pending.tool_name in names
+            ]
+            if not chosen:
+                raise _ActionFailed(
+                    f"action {index} answers approvals of {', '.join(names)}, but the turn "
+                    f"waits for none of them (pending: "
+                    f"{_names([p.tool_name for p in session.pending_tool_approvals])})"
+                )
+            responses = [
+                {
+                    "type": "tool-approval-response",
+                    "approvalId": pending.approval_id,
+                    "approved": approved,
+                    **({"reason": action.reason} if action.reason is not None else {}),
+                }
+                for pending in chosen
+            ]
+            result = await agent.continue_stream(
+                session=session, tool_approval_continuations=responses
+            )
+            await self._consume(index, result)
+            return {}
+        if isinstance(action, ToolResultAction):
+            spec = self.loaded.scenario.agent.tools[action.tool_result]
+            waiting = [
+                pending
+                for pending in session.pending_tool_results
+                if pending.tool_name == action.tool_result
+            ]
+            if not waiting:
+                raise _ActionFailed(
+                    f"action {index} answers {action.tool_result!r}, but the turn waits for "
+                    f"no result of it (pending: "
+                    f"{_names([p.tool_name for p in session.pending_tool_results])})"
+                )
+            given = "output" in action.model_fields_set
+            is_error = action.is_error if action.is_error is not None else spec.error is not None
+            output = action.output if given else (spec.error if is_error else spec.output)
+            result = await agent.continue_stream(
+                session=session,
+                tool_result_continuations=[
+                    {"tool_call_id": pending.tool_call_id, "output": output, "is_error": is_error}
+                    for pending in waiting
+                ],
+            )
+            await self._consume(index, result)
+            return {}
+        if isinstance(action, ContinueAction):
+            result = await agent.continue_stream(session=session)
+            await self._consume(index, result)
+            return {}
+        if isinstance(action, SuspendAction | DetachAction | StopAction):
+            kind: Literal["suspend", "detach", "stop"] = (
+                "suspend"
+                if isinstance(action, SuspendAction)
+                else "detach"
+                if isinstance(action, DetachAction)
+                else "stop"
+            )
+            return {"carried": await self._switch_process(kind)}
+        assert isinstance(action, CompactAction)
+        await session.compact(None if action.compact is True else action.compact)
+        return {}
+
+    async def _teardown(self) -> None:
+        """Destroy the session's runtime and sandbox, whatever state the handle is in."""
+        with anyio.move_on_after(self.options.cleanup_timeout):
+            session = self.session
+            if session is not None and str(session.status) == "active":
+                await session.destroy()
+                return
+            # A handle ended by suspend/detach/stop leaves its sandbox running.
+            resume = getattr(self.provider, "resume_session", None)
+            if session is None or resume is None:
+                return
+            try:
+                sandbox = await resume(session_id=self.session_id)
+                await sandbox.destroy()
+            except Exception:  # nothing left to destroy
+                pass
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "none"
+
+
+# -- the run ------------------------------------------------------------------------------
+
+
+def _clear_stale(sessions_dir: Path) -> None:
+    # Transcripts of an earlier, larger run would be mistaken for this run's.
+    for stale in sessions_dir.glob("*.jsonl"):
+        stale.unlink()
+
+
+async def simulate(
+    loaded: LoadedScenario,
+    options: SimulationOptions | None = None,
+    observer: SimulationObserver | None = None,
+    *,
+    provider: SandboxProvider | None = None,
+) -> SimulationSummary:
+    """Run a scenario's sessions and write their transcripts and ``summary.json``.
+
+    Args:
+        loaded: The scenario (see :func:`load_scenario`).
+        options: Overrides and output folder.
+        observer: Receives events as they happen (rendering).
+        provider: A sandbox provider to use instead of the one ``sandbox`` names (the
+            caller keeps it: it is not closed).
+
+    Returns:
+        The summary (also written to ``<out_dir>/summary.json``).
+
+    Raises:
+        The cancellation (or ``KeyboardInterrupt``) that interrupted the run, after every
+        sandbox was destroyed and ``summary.json`` was written with status
+        ``interrupted``.
+    """
+    options = options or SimulationOptions()
+    observer = observer or SimulationObserver()
+    scenario = loaded.scenario
+    seed = options.seed if options.seed is not None else scenario.seed
+    count = options.sessions if options.sessions is not None else scenario.sessions
+    concurrency = options.concurrency if options.concurrency is not None else scenario.concurrency
+    out_dir = options.out_dir
+    sessions_dir = out_dir / "sessions"
+    sessions_dir.mkdir(parents=True, exist_ok=True)
+    _clear_stale(sessions_dir)
+    root: Path | None = None
+    sandbox: SandboxProvider
+    if provider is not None:
+        sandbox = provider
+    elif (options.sandbox or scenario.sandbox) == "docker":
+        from ._docker_sandbox import DockerSandboxProvider
+
+        sandbox = DockerSandboxProvider()
+    else:
+        from ._local_sandbox import LocalSandboxProvider
+
+        if options.sandbox_root is not None:
+            options.sandbox_root.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix="harness-testkit-sim-", dir=options.sandbox_root))
+        sandbox = LocalSandboxProvider(root)
+    summary = SimulationSummary(
+        scenario=loaded.name,
+        digest=loaded.digest,
+        seed=seed,
+        sandbox=sandbox.provider_id,
+        concurrency=min(concurrency, count),
+        planned=count,
+        out_dir=out_dir,
+    )
+    reports: dict[int, SessionReport] = {}
+    started = time.perf_counter()
+    limiter = anyio.CapacityLimiter(max(1, concurrency))
+
+    async def run_one(index: int) -> None:
+        async with limiter:
+            run = _SessionRun(
+                loaded,
+                index=index,
+                seed=seed,
+                provider=sandbox,
+                transcript=TranscriptWriter(sessions_dir / f"{session_id_for(seed, index)}.jsonl"),
+                observer=observer,
+                options=options,
+            )
+            try:
+                await run.run()
+            finally:
+                reports[index] = run.report
+
+    try:
+        async with anyio.create_task_group() as group:
+            for index in range(count):
+                group.start_soon(run_one, index)
+    except BaseException:
+        summary.interrupted = True
+        raise
+    finally:
+        summary.sessions = [reports[index] for index in sorted(reports)]
+        summary.duration_seconds = round(time.perf_counter() - started, 6)
+        with anyio.CancelScope(shield=True):
+            if root is not None:
+                await anyio.to_thread.run_sync(lambda: shutil.rmtree(root, ignore_errors=True))
+            aclose = getattr(sandbox, "aclose", None) if provider is None else None
+            if aclose is not None:
+                with anyio.move_on_after(options.cleanup_timeout):
+                    await aclose()
+        summary.write()
+    return summary

@@ -1,0 +1,161 @@
+"""The zoo of broken adapters: every mutant dies of the requirement it breaks.
+
+Each mutant runs against the checks that verify its requirement (plus their
+prerequisites), in the smoke profile, so the whole zoo stays fast; only when they miss
+it does the whole suite run. ``test_selftest.py`` runs the complete suite for a few
+mutants. A mutant the suite cannot kill yet is a strict
+xfail naming the check that should catch it, so fixing the suite flips it to a failure
+that asks for the entry to go.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness_testkit.conformance import RunOptions, ordered_checks, run_suite, self_test_targets
+from harness_testkit.conformance._context import AdapterTarget
+from harness_testkit.conformance._mutants import (
+    Mutant,
+    MutantAdapter,
+    get_mutant,
+    mutant_names,
+    mutants,
+)
+from harness_testkit.conformance._selftest import run_mutant
+from harness_testkit.fake_harness import FakeHarness
+from harness_testkit.spec import load_requirements
+
+SMOKE = RunOptions(profile="smoke")
+
+#: Mutants the suite does not kill by their own requirement yet -> the check that should.
+KNOWN_GAPS: dict[str, str] = {
+    "approval-for-unknown-call": (
+        "scripted.permission-modes fails on its approval bookkeeping (APPROVAL-003) before "
+        "its _grammar() pass would report STREAM-013"
+    ),
+    "approvals-claimed-without-method": (
+        "adapter.capability-flags should open a turn and require submit_tool_approval on "
+        "its control when approvals are declared (ADAPTER-048)"
+    ),
+    "approved-result-missing": (
+        "scripted.permission-modes should require one tool-result per approved built-in"
+    ),
+    "approval-lost-after-restore": (
+        "scripted.permission-modes should answer approvals after a JSON round trip of the "
+        "suspended turn, as scripted.host-approvals does with via=json"
+    ),
+    "file-change-for-tool-write": (
+        "scripted.dynamic-parts should run write/edit built-ins and forbid file-change for them"
+    ),
+    "resume-answers-previous-prompt": (
+        "lifecycle.detach-resume/stop-resume only require the resumed turn to finish; a "
+        "scripted check should require the next script turn's answer"
+    ),
+    "done-raises-after-suspend": (
+        "lifecycle.suspend-continue suspends a turn the fake has already finished; a "
+        "scripted variant should hold the turn (a long wait) before suspending"
+    ),
+    "abort-not-wired": (
+        "turn.abort accepts `finish`; a scripted variant should abort a turn that waits "
+        "forever and require it to settle"
+    ),
+    "crash-leaves-turn-unsettled": (
+        "no check makes the runtime fail mid-turn; a scripted check with a crash fault "
+        "should require done() to raise within the timeout (ADAPTER-044)"
+    ),
+    "host-output-lost": (
+        "scripted.host-approvals should compare the runtime's ToolResultReceived outputs "
+        "with what the host tools returned (HOSTTOOL-006)"
+    ),
+}
+
+AREAS = (
+    "stream grammar",
+    "tool merging",
+    "filtering",
+    "approvals",
+    "dynamic parts",
+    "continuations",
+    "lifecycle",
+    "robustness",
+    "session identity",
+    "capability honesty",
+)
+
+
+def _checks_for(mutant: Mutant) -> list[str]:
+    return [item.id for item in ordered_checks() if mutant.requirement in item.requirements]
+
+
+def test_the_zoo_has_at_least_thirty_uniquely_named_mutants() -> None:
+    names = mutant_names()
+    assert len(names) >= 30
+    assert len(set(names)) == len(names)
+    assert [mutant.name for mutant in mutants()] == list(names)
+
+
+def test_every_mutant_breaks_an_adapter_requirement_of_the_catalogue() -> None:
+    catalogue = load_requirements()
+    for mutant in mutants():
+        requirement = catalogue.get(mutant.requirement)  # KeyError names near ids
+        assert requirement.subject == "adapter", mutant.name
+        assert requirement.checkability in ("black-box", "scripted"), mutant.name
+        assert mutant.description.endswith("."), mutant.name
+
+
+def test_every_area_of_the_issue_has_mutants() -> None:
+    covered = {mutant.area for mutant in mutants()}
+    assert set(AREAS) <= covered
+
+
+def test_known_gaps_name_real_mutants() -> None:
+    assert set(KNOWN_GAPS) <= set(mutant_names())
+
+
+def test_get_mutant_names_the_known_ones_when_it_misses() -> None:
+    with pytest.raises(KeyError, match="step-left-open"):
+        get_mutant("no-such-mutant")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(reason=KNOWN_GAPS[name], strict=True)
+            if name in KNOWN_GAPS
+            else (),
+        )
+        for name in mutant_names()
+    ],
+)
+def test_mutant_is_killed_by_a_check_of_its_requirement(name: str) -> None:
+    mutant = get_mutant(name)
+    check_ids = _checks_for(mutant)
+    assert check_ids, f"no check lists {mutant.requirement}"
+    outcome = run_mutant(mutant, SMOKE, check_ids=check_ids)
+    if outcome.verdict != "killed":
+        # Some checks report a requirement they do not list (the stream grammar pass of
+        # the scripted suites, ADAPTER-024 in the lifecycle checks): the whole suite decides.
+        outcome = run_mutant(mutant, SMOKE)
+    assert outcome.verdict == "killed", (
+        f"{name} ({mutant.requirement}) {outcome.verdict}: "
+        + "; ".join(f"{k.check_id} -> {k.failed_requirement}" for k in outcome.kills)
+    )
+
+
+@pytest.mark.parametrize("profile", [t.name.removeprefix("self:") for t in self_test_targets()])
+def test_the_mutant_wrappers_alone_change_nothing(profile: str) -> None:
+    """Without a defect the wrappers report exactly what the bare fake reports."""
+    (bare,) = [t for t in self_test_targets() if t.name == f"self:{profile}"]
+    wrapped = AdapterTarget(
+        factory=lambda: MutantAdapter(FakeHarness(profile=profile)),  # type: ignore[arg-type,return-value]
+        capabilities=bare.capabilities,
+        name=f"wrapped:{profile}",
+    )
+
+    def statuses(target: AdapterTarget) -> dict[str, tuple[str, str | None]]:
+        report = run_suite(target, SMOKE)
+        return {r.check_id: (r.status, r.failed_requirement) for r in report.results}
+
+    assert statuses(wrapped) == statuses(bare)

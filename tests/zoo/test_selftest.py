@@ -1,0 +1,136 @@
+"""``harness-testkit selftest``: verdicts, the reference run, reports and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness_testkit._cli import cli
+from harness_testkit.conformance import (
+    CheckResult,
+    Report,
+    RunOptions,
+    run_suite,
+    self_test_targets,
+)
+from harness_testkit.conformance._mutants import get_mutant, mutants
+from harness_testkit.conformance._selftest import judge, run_selftest, unproven_requirements
+from harness_testkit.spec import load_requirements
+
+SMOKE = RunOptions(profile="smoke")
+
+
+def _report(*results: CheckResult) -> Report:
+    return Report(
+        suite_version="0",
+        adapter="mutant:x",
+        harness_id="fake",
+        profile="smoke",
+        max_examples=5,
+        seed=0,
+        sandbox="local",
+        results=results,
+    )
+
+
+def _result(
+    check_id: str, status: str, requirements: tuple[str, ...], failed: str | None
+) -> CheckResult:
+    return CheckResult(
+        check_id=check_id,
+        title=check_id,
+        tier="black-box",
+        requirements=requirements,
+        level="MUST",
+        areas=("STREAM",),
+        status=status,  # type: ignore[arg-type]
+        failed_requirement=failed,
+    )
+
+
+def test_a_failure_reporting_or_listing_the_requirement_kills_the_mutant() -> None:
+    mutant = get_mutant("step-left-open")  # STREAM-033
+    reported = _report(_result("a", "fail", ("STREAM-040",), "STREAM-033"))
+    listed = _report(_result("b", "fail", ("STREAM-033", "STREAM-040"), "STREAM-040"))
+    assert judge(mutant, reported).verdict == "killed"
+    assert judge(mutant, listed).verdict == "killed"
+
+
+def test_other_failures_only_kill_elsewhere_and_passes_blocks_and_skips_do_not_kill() -> None:
+    mutant = get_mutant("step-left-open")
+    elsewhere = _report(
+        _result("a", "fail", ("STREAM-040",), "STREAM-040"),
+        _result("b", "blocked", ("STREAM-033",), None),
+    )
+    survived = _report(
+        _result("a", "pass", ("STREAM-033",), None),
+        _result("b", "skip", ("STREAM-033",), None),
+        _result("c", "blocked", ("STREAM-033",), None),
+    )
+    assert judge(mutant, elsewhere).verdict == "killed-elsewhere"
+    assert judge(mutant, survived).verdict == "survived"
+
+
+def test_unproven_lists_adapter_facing_requirements_without_a_mutant() -> None:
+    zoo = mutants()
+    unproven = unproven_requirements(zoo)
+    catalogue = load_requirements()
+    assert not {m.requirement for m in zoo} & set(unproven)
+    for requirement_id in unproven:
+        requirement = catalogue.get(requirement_id)
+        assert requirement.subject == "adapter"
+        assert requirement.checkability in ("black-box", "scripted")
+    assert "ADAPTER-002" not in unproven  # binds the agent, never an adapter
+
+
+def test_the_full_suite_kills_a_couple_of_mutants() -> None:
+    zoo = [get_mutant("duplicate-finish"), get_mutant("wrong-session-id")]
+    report = run_selftest(zoo, SMOKE, reference=False)
+    assert [o.verdict for o in report.outcomes] == ["killed", "killed"]
+    assert report.ok
+    assert report.outcomes[1].own_kills[0].check_id == "session.identity"
+    data = json.loads(report.to_json())
+    assert data["counts"] == {"killed": 2, "killed-elsewhere": 0, "survived": 0}
+    assert data["mutants"][0]["requirement"] == "STREAM-040"
+
+
+@pytest.mark.parametrize("target", self_test_targets(), ids=lambda t: t.name)
+def test_the_unmutated_fake_has_no_false_positives(target: object) -> None:
+    report = run_suite(target, SMOKE)  # type: ignore[arg-type]
+    failures = [
+        f"{r.check_id}: {r.message.splitlines()[0]}" for r in report.results if r.status == "fail"
+    ]
+    assert not failures
+
+
+def test_cli_prints_the_matrix_writes_json_and_exits_zero_when_all_die(tmp_path: Path) -> None:
+    out = tmp_path / "matrix.json"
+    result = CliRunner().invoke(
+        cli,
+        ["selftest", "--mutant", "wrong-session-id", "--no-reference", "--json", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrong-session-id" in result.output
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["ok"] is True
+    assert data["mutants"][0]["verdict"] == "killed"
+    assert data["mutants"][0]["killedBy"][0]["check"] == "session.identity"
+
+
+def test_cli_exits_one_when_a_mutant_survives() -> None:
+    # A defect no check can see in the smoke profile: the kill matrix must say so.
+    result = CliRunner().invoke(cli, ["selftest", "--mutant", "host-output-lost", "--no-reference"])
+    assert result.exit_code == 1
+    assert "survived" in result.output
+
+
+def test_cli_refuses_unknown_mutants_and_lists_the_zoo() -> None:
+    refused = CliRunner().invoke(cli, ["selftest", "--mutant", "nope"])
+    assert refused.exit_code == 2
+    assert "selftest --list" in refused.output
+    listed = CliRunner().invoke(cli, ["selftest", "--list"])
+    assert listed.exit_code == 0
+    assert len(listed.output.splitlines()) == len(mutants())
