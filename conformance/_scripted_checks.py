@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from hypothesis import strategies as st
 
-from harness_testkit.reference import HarnessAgent, Tool, ToolExecutionOptions, tool
+from harness_testkit.reference import HarnessAgent, SandboxConfig, Tool, ToolExecutionOptions, tool
 from harness_testkit.spec import (
     BuiltinToolFiltering,
     ConsumerPart,
@@ -27,6 +27,7 @@ from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
     HarnessUsageError,
     NoSuchToolError,
+    SandboxSession,
     is_builtin_tool_included,
 )
 
@@ -123,13 +124,13 @@ def _executions(adapter: RecordingAdapter) -> dict[str, list[Any]]:
     return found
 
 
-def _seed_files(ctx: CheckContext) -> Any:
-    async def on_session(session: Any, work_dir: str) -> None:
-        await session.write_text_file(f"{work_dir}/conformance/r.txt", "seed line\n")
+async def _write_seed_file(session: SandboxSession, work_dir: str) -> None:
+    # read/edit/grep built-ins need a file to work on.
+    await session.write_text_file(f"{work_dir}/conformance/r.txt", "seed line\n")
 
-    from harness_testkit.reference import SandboxConfig
 
-    return SandboxConfig(on_session=on_session)
+#: Sandbox set-up shared by the checks that run built-ins.
+SEEDED = SandboxConfig(on_session=_write_seed_file)
 
 
 def _grammar(ctx: CheckContext) -> None:
@@ -179,7 +180,7 @@ async def tool_merging(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     builtin_calls = builtin_call_actions(builtins[:1])
     _set_script(adapter, _script([*host_calls, *builtin_calls], [{"text": "done"}]))
     tools = {name: counter.make(name) for name in user_names}
-    agent = ctx.agent(adapter, tools=tools, sandbox_config=_seed_files(ctx))
+    agent = ctx.agent(adapter, tools=tools, sandbox_config=SEEDED)
     expected_keys = list({**dict.fromkeys(adapter.builtin_tools), **dict.fromkeys(user_names)})
     if list(agent.tools) != expected_keys or any(
         agent.tools[name] is not tools[name] for name in user_names
@@ -310,7 +311,7 @@ async def filtering(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
         "capability": HarnessCapabilityUnsupportedError,
     }.get(error or "")
     try:
-        agent = ctx.agent(adapter, tools=tools, sandbox_config=_seed_files(ctx), **settings)
+        agent = ctx.agent(adapter, tools=tools, sandbox_config=SEEDED, **settings)
     except Exception as raised:
         if expected_error is not None and isinstance(raised, expected_error):
             return
@@ -638,7 +639,7 @@ async def permission_modes(ctx: CheckContext, scenario: Mapping[str, Any]) -> No
         return
     _set_script(adapter, _script(builtin_call_actions(executable), [{"text": "done"}]))
     mode = scenario["mode"]
-    agent = ctx.agent(adapter, permission_mode=mode, sandbox_config=_seed_files(ctx))
+    agent = ctx.agent(adapter, permission_mode=mode, sandbox_config=SEEDED)
     session = await ctx.create_session(agent)
     parts = await ctx.run_prompt(agent, session, "permission modes")
     asked: set[str] = set()
