@@ -25,13 +25,14 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 
 from harness_testkit.fake_harness import (
     DropFinishStepFault,
     FakeHarness,
+    FakeHarnessCrashError,
     FakeHarnessError,
     FakeHarnessSession,
     HangFault,
@@ -42,6 +43,8 @@ from harness_testkit.fake_harness import (
 )
 from harness_testkit.fake_harness._workspace import Workspace
 from harness_testkit.spec import (
+    Bootstrap,
+    BootstrapFile,
     BuiltinTool,
     BuiltinToolFiltering,
     CompactionPart,
@@ -51,8 +54,10 @@ from harness_testkit.spec import (
     FinishPart,
     FinishStepPart,
     HarnessAdapter,
+    HarnessCapabilityUnsupportedError,
     HarnessSession,
     HarnessSessionStateError,
+    JsonResponseFormat,
     JSONValue,
     PromptControl,
     PromptTurnOptions,
@@ -63,6 +68,7 @@ from harness_testkit.spec import (
     TextStartPart,
     ToolApprovalRequestPart,
     ToolCallPart,
+    ToolInputEndPart,
     ToolInputStartPart,
     ToolResultPart,
 )
@@ -72,6 +78,7 @@ from ._context import AdapterTarget
 from ._self import capabilities_of
 
 __all__ = [
+    "AREAS",
     "Mutant",
     "MutantAdapter",
     "MutantControl",
@@ -352,22 +359,152 @@ def _with_turn(state: Any, change: Callable[[dict[str, Any]], None]) -> Any:
     return ContinueTurnState.model_validate(wire)
 
 
+# -- the registry ------------------------------------------------------------------------
+
+#: The zoo's areas, in the order the kill matrix lists them.
+AREAS: tuple[str, ...] = (
+    "stream grammar",
+    "tool merging",
+    "filtering",
+    "approvals",
+    "dynamic parts",
+    "continuations",
+    "lifecycle",
+    "robustness",
+    "session identity",
+    "capability honesty",
+    "turn settings",
+)
+
+
+def _profile(name: str, **changes: Any) -> HarnessProfile:
+    base = get_profile(name)
+    return base.model_copy(update=changes) if changes else base
+
+
+#: Seconds a mutant's turn may take. The fake answers in milliseconds; a short declared
+#: timeout keeps a defect that hangs from costing the default 30 s in every check.
+_TURN_TIMEOUT = 3.0
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """How to build one mutant: a profile, the defect's classes and fake settings.
+
+    ``fake`` are :class:`FakeHarness` keyword arguments (fault hooks, harness id);
+    ``profile_changes`` alter what the runtime really does (and so what it claims);
+    ``claims`` alter only the declared capabilities.
+    """
+
+    name: str
+    requirement: str
+    area: str
+    description: str
+    profile: str = "minimal"
+    session: type[MutantSession] = MutantSession
+    adapter: type[MutantAdapter] = MutantAdapter
+    fake: Mapping[str, Any] = field(default_factory=dict)
+    profile_changes: Mapping[str, Any] = field(default_factory=dict)
+    claims: Mapping[str, Any] = field(default_factory=dict)
+
+    def build(self) -> Mutant:
+        """The mutant (a fresh factory over this spec)."""
+        profile = _profile(self.profile, **self.profile_changes)
+        fake_settings = dict(self.fake)
+        adapter_class, session_class = self.adapter, self.session
+
+        def factory() -> HarnessAdapter:
+            fake = FakeHarness(profile=profile, **fake_settings)
+            return adapter_class(fake, session_class)  # type: ignore[return-value]
+
+        factory.__name__ = f"mutant_{self.name.replace('-', '_')}"
+        capabilities = capabilities_of(profile).model_copy(
+            update={"turn_timeout": _TURN_TIMEOUT, **self.claims}
+        )
+        return Mutant(
+            name=self.name,
+            requirement=self.requirement,
+            description=self.description,
+            factory=factory,
+            profile=self.profile,
+            capabilities=capabilities,
+            area=self.area,
+        )
+
+
+_ZOO: list[_Spec] = []
+
+_Defect = TypeVar("_Defect", bound=type[MutantSession] | type[MutantAdapter])
+
+
+def _register(
+    name: str,
+    requirement: str,
+    description: str,
+    *,
+    area: str,
+    profile: str = "minimal",
+    session: type[MutantSession] = MutantSession,
+    adapter: type[MutantAdapter] = MutantAdapter,
+    fake: Mapping[str, Any] | None = None,
+    profile_changes: Mapping[str, Any] | None = None,
+    claims: Mapping[str, Any] | None = None,
+) -> None:
+    """Add a mutant to the zoo (see :class:`_Spec` for the arguments)."""
+    if area not in AREAS:
+        raise ValueError(f"mutant {name!r}: unknown area {area!r}; use one of {AREAS}")
+    if any(spec.name == name for spec in _ZOO):
+        raise ValueError(f"mutant {name!r} is registered twice")
+    _ZOO.append(
+        _Spec(
+            name=name,
+            requirement=requirement,
+            area=area,
+            description=description,
+            profile=profile,
+            session=session,
+            adapter=adapter,
+            fake=dict(fake or {}),
+            profile_changes=dict(profile_changes or {}),
+            claims=dict(claims or {}),
+        )
+    )
+
+
+def _mutant(
+    name: str, requirement: str, description: str, **settings: Any
+) -> Callable[[_Defect], _Defect]:
+    """Register the decorated session or adapter class as the defect of a mutant."""
+
+    def register(defect: _Defect) -> _Defect:
+        if issubclass(defect, MutantSession):
+            _register(name, requirement, description, session=defect, **settings)
+        else:
+            _register(name, requirement, description, adapter=defect, **settings)
+        return defect
+
+    return register
+
+
 # -- stream grammar ------------------------------------------------------------------------
 
 
-class _DuplicateFinish(MutantSession):
-    def rewrite(self, part: Any) -> list[Any]:
-        return [part, part] if isinstance(part, FinishPart) else [part]
+_register(
+    "step-left-open",
+    "STREAM-033",
+    "The runtime never emits finish-step, so `finish` arrives with the step still open.",
+    area="stream grammar",
+    fake={"faults": [DropFinishStepFault()]},
+)
 
 
-class _SnakeCaseDelta(MutantSession):
-    def rewrite(self, part: Any) -> list[Any]:
-        if isinstance(part, TextDeltaPart):
-            # The AI SDK 4 spelling: `text` where harness-v1 says `delta`.
-            return [{"type": "text-delta", "id": part.id, "text": part.delta}]
-        return [part]
-
-
+@_mutant(
+    "result-before-call",
+    "STREAM-054",
+    "Runtime-executed calls are announced only after their tool-result.",
+    area="stream grammar",
+    profile="claude-code",
+)
 class _ResultBeforeCall(MutantSession):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -382,6 +519,37 @@ class _ResultBeforeCall(MutantSession):
         return [part]
 
 
+@_mutant(
+    "duplicate-finish", "STREAM-040", "Every `finish` part is emitted twice.", area="stream grammar"
+)
+class _DuplicateFinish(MutantSession):
+    def rewrite(self, part: Any) -> list[Any]:
+        return [part, part] if isinstance(part, FinishPart) else [part]
+
+
+@_mutant(
+    "wrong-field-names",
+    "STREAM-004",
+    "text-delta parts carry `text` (the AI SDK 4 name) instead of `delta`.",
+    area="stream grammar",
+)
+class _SnakeCaseDelta(MutantSession):
+    def rewrite(self, part: Any) -> list[Any]:
+        if isinstance(part, TextDeltaPart):
+            # The AI SDK 4 spelling: `text` where harness-v1 says `delta`.
+            return [{"type": "text-delta", "id": part.id, "text": part.delta}]
+        return [part]
+
+
+@_mutant(
+    "miscounted-step",
+    "STREAM-011",
+    "stepToolCallCount announces one tool call more than the step has.",
+    area="stream grammar",
+    profile="claude-code",
+    # The agent waits for the call that never comes; a short timeout keeps that quick.
+    claims={"turn_timeout": 1.0},
+)
 class _MiscountedStep(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, ToolCallPart) and part.step_tool_call_count is not None:
@@ -389,6 +557,12 @@ class _MiscountedStep(MutantSession):
         return [part]
 
 
+@_mutant(
+    "foreign-metadata-key",
+    "STREAM-024",
+    "harnessMetadata is keyed by another harness's id.",
+    area="stream grammar",
+)
 class _ForeignMetadata(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, TextEndPart | FinishStepPart | FinishPart):
@@ -396,6 +570,13 @@ class _ForeignMetadata(MutantSession):
         return [part]
 
 
+@_mutant(
+    "truncated-tool-input",
+    "STREAM-009",
+    "tool-call input loses its last character, so it is not JSON text.",
+    area="stream grammar",
+    profile="claude-code",
+)
 class _TruncatedInput(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, ToolCallPart) and len(part.input) > 1:
@@ -403,11 +584,24 @@ class _TruncatedInput(MutantSession):
         return [part]
 
 
+@_mutant(
+    "unframed-text",
+    "STREAM-038",
+    "Text blocks have deltas and an end but no text-start.",
+    area="stream grammar",
+)
 class _UnframedText(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         return [] if isinstance(part, TextStartPart) else [part]
 
 
+@_mutant(
+    "approval-for-unknown-call",
+    "STREAM-013",
+    "Approval requests name a toolCallId no tool-call carried.",
+    area="stream grammar",
+    profile="claude-code",
+)
 class _ApprovalForUnknownCall(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, ToolApprovalRequestPart):
@@ -415,9 +609,60 @@ class _ApprovalForUnknownCall(MutantSession):
         return [part]
 
 
+@_mutant(
+    "abandoned-tool-input",
+    "STREAM-026",
+    "Every tool call is preceded by tool-input parts of a draft id no tool-call completes.",
+    area="stream grammar",
+    profile="claude-code",
+)
+class _AbandonedToolInput(MutantSession):
+    def rewrite(self, part: Any) -> list[Any]:
+        if isinstance(part, ToolCallPart):
+            draft = f"{part.tool_call_id}-draft"
+            return [
+                ToolInputStartPart(id=draft, tool_name=part.tool_name),
+                ToolInputEndPart(id=draft),
+                part,
+            ]
+        return [part]
+
+
+@_mutant(
+    "results-after-last-step",
+    "STREAM-052",
+    "Runtime-executed results are held back until just before `finish`.",
+    area="stream grammar",
+    profile="claude-code",
+)
+class _ResultsAfterLastStep(MutantSession):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._provider_calls: set[str] = set()
+        self._held: list[Any] = []
+
+    def rewrite(self, part: Any) -> list[Any]:
+        if isinstance(part, ToolCallPart) and part.provider_executed:
+            self._provider_calls.add(part.tool_call_id)
+        elif isinstance(part, ToolResultPart) and part.tool_call_id in self._provider_calls:
+            self._held.append(part)
+            return []
+        elif isinstance(part, FinishPart):
+            held, self._held = self._held, []
+            return [*held, part]
+        return [part]
+
+
 # -- tool merging --------------------------------------------------------------------------
 
 
+@_mutant(
+    "native-tool-name",
+    "MERGE-004",
+    "Built-in calls carry the runtime's native name (`Bash`) instead of the key (`bash`).",
+    area="tool merging",
+    profile="claude-code",
+)
 class _NativeToolNames(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, ToolCallPart | ToolInputStartPart | ToolResultPart):
@@ -427,6 +672,13 @@ class _NativeToolNames(MutantSession):
         return [part]
 
 
+@_mutant(
+    "builtin-not-provider-executed",
+    "MERGE-009",
+    "Built-in calls lack providerExecuted: true.",
+    area="tool merging",
+    profile="claude-code",
+)
 class _NotProviderExecuted(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if (
@@ -438,6 +690,12 @@ class _NotProviderExecuted(MutantSession):
         return [part]
 
 
+@_mutant(
+    "host-call-renamed",
+    "TOOLSPEC-002",
+    "Host tool calls carry `host_<name>` instead of the tool spec's name.",
+    area="tool merging",
+)
 class _RenamedHostCalls(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, ToolCallPart | ToolInputStartPart | ToolResultPart) and not (
@@ -449,6 +707,12 @@ class _RenamedHostCalls(MutantSession):
         return [part]
 
 
+@_mutant(
+    "mcp-call-not-dynamic",
+    "TOOLSPEC-017",
+    "Calls of undeclared MCP tools lack dynamic: true.",
+    area="tool merging",
+)
 class _StaticMcpCalls(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, ToolCallPart) and part.tool_name.startswith("mcp__"):
@@ -456,28 +720,144 @@ class _StaticMcpCalls(MutantSession):
         return [part]
 
 
+@_mutant(
+    "builtins-keyed-by-native-name",
+    "TOOLSPEC-009",
+    "Common-named built-ins are keyed by their native names in builtin_tools.",
+    area="tool merging",
+    profile="claude-code",
+)
+class _NativeKeyedBuiltins(MutantAdapter):
+    @property
+    def builtin_tools(self) -> Mapping[str, BuiltinTool]:
+        """Common-named built-ins keyed by their native names."""
+        return {
+            (tool.native_name or key) if tool.common_name else key: tool
+            for key, tool in self.fake.builtin_tools.items()
+        }
+
+
+@_mutant(
+    "native-only-builtin-mis-keyed",
+    "ADAPTER-005",
+    "Built-ins without a common name are keyed by a lower-cased native name.",
+    area="tool merging",
+    profile="claude-code",
+)
+class _LowercasedNativeKeys(MutantAdapter):
+    @property
+    def builtin_tools(self) -> Mapping[str, BuiltinTool]:
+        """Built-ins without a common name keyed by a lower-cased native name."""
+        return {
+            key if tool.common_name else key.lower(): tool
+            for key, tool in self.fake.builtin_tools.items()
+        }
+
+
+@_mutant(
+    "builtin-schema-rejects-baseline",
+    "TOOLSPEC-008",
+    "The `bash` built-in's input schema requires `cmd`, rejecting the baseline `{command}`.",
+    area="tool merging",
+    profile="claude-code",
+)
+class _NarrowBashSchema(MutantAdapter):
+    @property
+    def builtin_tools(self) -> Mapping[str, BuiltinTool]:
+        """`bash` requires `cmd`, so baseline `{command}` inputs do not validate."""
+        return {
+            key: tool.model_copy(
+                update={
+                    "input_schema": {
+                        "type": "object",
+                        "properties": {"cmd": {"type": "string"}},
+                        "required": ["cmd"],
+                    }
+                }
+            )
+            if key == "bash"
+            else tool
+            for key, tool in self.fake.builtin_tools.items()
+        }
+
+
+def _replace_tools(
+    tools: Mapping[str, BuiltinTool], change: Callable[[BuiltinTool], dict[str, Any]]
+) -> dict[str, BuiltinTool]:
+    # model_copy skips validation, which is the point for declarations the models reject.
+    return {
+        key: tool.model_copy(update=change(tool)) if tool.common_name else tool
+        for key, tool in tools.items()
+    }
+
+
+@_mutant(
+    "unknown-tool-use-kind",
+    "TOOLSPEC-010",
+    "Common built-ins declare the tool kind `write`, which harness-v1 does not know.",
+    area="tool merging",
+    profile="claude-code",
+)
+class _UnknownToolKind(MutantAdapter):
+    @property
+    def builtin_tools(self) -> Mapping[str, BuiltinTool]:
+        """Common built-ins declare the tool kind `write`."""
+        return _replace_tools(self.fake.builtin_tools, lambda tool: {"tool_use_kind": "write"})
+
+
 # -- filtering -----------------------------------------------------------------------------
 
 
-class _DenyAsAllow(MutantSession):
+@_mutant(
+    "filter-mode-inverted",
+    "FILTER-010",
+    "The runtime reads a deny list as an allow list (and an allow list as a deny list).",
+    area="filtering",
+    profile="claude-code",
+)
+class _FilterModeInverted(MutantSession):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         given = self.start_options.builtin_tool_filtering
-        if given is not None and given.mode == "deny":
+        if given is not None:
+            inverted: Literal["allow", "deny"] = "allow" if given.mode == "deny" else "deny"
             _runtime_options(
                 self,
                 builtin_tool_filtering=BuiltinToolFiltering(
-                    mode="allow", tool_names=list(given.tool_names)
+                    mode=inverted, tool_names=list(given.tool_names)
                 ),
             )
 
 
+@_mutant(
+    "inactive-builtin-executed",
+    "FILTER-011",
+    "Without native filtering, excluded built-ins run without an approval request.",
+    area="filtering",
+    profile="opencode",
+)
+@_mutant(
+    "filtering-claimed-but-ignored",
+    "FILTER-010",
+    "The profile claims native filtering; the runtime accepts the filter and ignores it.",
+    area="filtering",
+    profile="codex",
+    profile_changes={"supports_builtin_tool_filtering": True},
+)
 class _FilterIgnored(MutantSession):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         _runtime_options(self, builtin_tool_filtering=None)
 
 
+@_mutant(
+    "filtering-claimed-but-refused",
+    "FILTER-019",
+    "supports_builtin_tool_filtering is True but do_start refuses every filter.",
+    area="filtering",
+    profile="codex",
+    claims={"builtin_tool_filtering": True},
+)
 class _FilteringClaimed(MutantAdapter):
     @property
     def supports_builtin_tool_filtering(self) -> bool:
@@ -504,7 +884,14 @@ class _ApprovalTracking(MutantSession):
         return [part]
 
 
-class _RunsBeforeApproval(_ApprovalTracking):
+@_mutant(
+    "runs-before-approval",
+    "APPROVAL-004",
+    "The runtime asks for approval and runs the built-in without waiting for the answer.",
+    area="approvals",
+    profile="claude-code",
+)
+class _RunsBeforeApproval(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, ToolApprovalRequestPart):
             turn = self.inner.turn
@@ -521,6 +908,13 @@ class _IgnoresDenialControl(MutantControl):
         await super()._submit_tool_approval(approval_id, True, None)
 
 
+@_mutant(
+    "runs-after-denial",
+    "APPROVAL-035",
+    "A denial reaches the runtime as an approval.",
+    area="approvals",
+    profile="claude-code",
+)
 class _IgnoresDenial(MutantSession):
     control_class = _IgnoresDenialControl
 
@@ -571,6 +965,13 @@ class _RepeatingWorkspace(Workspace):
         return outcome
 
 
+@_mutant(
+    "runs-twice-after-approval",
+    "APPROVAL-034",
+    "An approved built-in is executed twice.",
+    area="approvals",
+    profile="claude-code",
+)
 class _RunsTwice(_ApprovalTracking):
     control_class = _ApprovedCallsControl
 
@@ -580,6 +981,13 @@ class _RunsTwice(_ApprovalTracking):
         self.inner.workspace = _RepeatingWorkspace(self.inner.workspace, self)
 
 
+@_mutant(
+    "approved-result-missing",
+    "APPROVAL-034",
+    "The tool-result of an approved built-in is never emitted.",
+    area="approvals",
+    profile="claude-code",
+)
 class _DropsApprovedResults(_ApprovalTracking):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, ToolResultPart) and part.tool_call_id in self.asked.values():
@@ -593,9 +1001,15 @@ class _LosesApprovalsControl(MutantControl):
     ) -> None:
         if self.session.start_options.continue_from is None:
             await super()._submit_tool_approval(approval_id, approved, reason)
-        # Restored from a state, the runtime no longer routes decisions to the turn.
 
 
+@_mutant(
+    "approval-lost-after-restore",
+    "APPROVAL-034",
+    "In a session continued from a JSON state, approval decisions never reach the turn.",
+    area="approvals",
+    profile="claude-code",
+)
 class _LosesApprovalsAfterRestore(MutantSession):
     control_class = _LosesApprovalsControl
 
@@ -604,13 +1018,86 @@ class _NoApprovalMethodControl(MutantControl):
     offers_approval = False
 
 
+@_mutant(
+    "approvals-claimed-without-method",
+    "ADAPTER-048",
+    "supports_builtin_tool_approvals is True but prompt controls lack submit_tool_approval.",
+    area="approvals",
+    profile="claude-code",
+)
 class _NoApprovalMethod(MutantSession):
     control_class = _NoApprovalMethodControl
+
+
+@_mutant(
+    "asks-under-allow-all",
+    "APPROVAL-002",
+    "Under allow-all the runtime still asks before edits and shell commands.",
+    area="approvals",
+    profile="claude-code",
+)
+class _AsksUnderAllowAll(MutantSession):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        if self.start_options.permission_mode == "allow-all":
+            _runtime_options(self, permission_mode="allow-reads")
+
+
+@_mutant(
+    "shell-unasked-under-allow-edits",
+    "APPROVAL-003",
+    "Under allow-edits the runtime runs shell commands without asking.",
+    area="approvals",
+    profile="claude-code",
+)
+class _NoApprovalUnderAllowEdits(MutantSession):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        if self.start_options.permission_mode == "allow-edits":
+            _runtime_options(self, permission_mode="allow-all")
+
+
+@_mutant(
+    "permission-modes-refused",
+    "APPROVAL-040",
+    "An approval-capable adapter refuses every permission mode but allow-all.",
+    area="approvals",
+    profile="claude-code",
+)
+class _ModesRefused(MutantAdapter):
+    def start_options(self, options: StartOptions) -> StartOptions:
+        if options.permission_mode != "allow-all":
+            raise HarnessCapabilityUnsupportedError(
+                f"Harness '{self.harness_id}' only runs with permissionMode 'allow-all'.",
+                harness_id=self.harness_id,
+            )
+        return options
+
+
+@_mutant(
+    "builtins-without-tool-kind",
+    "APPROVAL-005",
+    "Common built-ins declare no tool_use_kind although the runtime classifies them.",
+    area="approvals",
+    profile="claude-code",
+)
+class _UnclassifiedBuiltins(MutantAdapter):
+    @property
+    def builtin_tools(self) -> Mapping[str, BuiltinTool]:
+        """Common built-ins declare no tool kind."""
+        return _replace_tools(self.fake.builtin_tools, lambda tool: {"tool_use_kind": None})
 
 
 # -- dynamic parts -------------------------------------------------------------------------
 
 
+@_mutant(
+    "file-change-wrong-event",
+    "STREAM-019",
+    "New files are reported as `modify` on a runtime that reports exact events.",
+    area="dynamic parts",
+    profile="codex",
+)
 class _CreateAsModify(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, FileChangePart) and part.event == "create":
@@ -618,6 +1105,13 @@ class _CreateAsModify(MutantSession):
         return [part]
 
 
+@_mutant(
+    "file-change-odd-path",
+    "STREAM-019",
+    "file-change paths lose their leading slash, so the work dir cannot be stripped.",
+    area="dynamic parts",
+    profile="codex",
+)
 class _RootRelativePaths(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, FileChangePart):
@@ -625,30 +1119,97 @@ class _RootRelativePaths(MutantSession):
         return [part]
 
 
+@_mutant(
+    "file-change-missing",
+    "STREAM-019",
+    "Files created by an opaque mutation get no file-change part.",
+    area="dynamic parts",
+    profile="codex",
+)
 class _SilentCreates(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         return [] if isinstance(part, FileChangePart) and part.event == "create" else [part]
 
 
+_register(
+    "file-change-for-tool-write",
+    "STREAM-018",
+    "Writes of visible write/edit calls are also reported as file-change.",
+    area="dynamic parts",
+    profile="opencode",
+    profile_changes={"file_change_for_tool_writes": True},
+)
+
+
 # -- continuations -------------------------------------------------------------------------
 
 
+_FRAMING = frozenset({"stream-start", "finish-step", "finish"})
+
+
+@_mutant(
+    "replay-duplicates-event",
+    "ADAPTER-032",
+    "A continued turn delivers the last content part before the suspension again.",
+    area="continuations",
+    profile="codex",
+)
 class _CursorBehind(MutantSession):
+    """Remembers this turn's emitted part types to re-deliver the last content part."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._types: list[str] = []
+
+    def rewrite(self, part: Any) -> list[Any]:
+        self._types.append(str(getattr(part, "type", "")))
+        return [part]
+
+    async def do_prompt_turn(self, options: PromptTurnOptions) -> PromptControl:
+        self._types = []
+        return await super().do_prompt_turn(options)
+
     def state(self, state: Any) -> Any:
+        trailing = 0
+        for part_type in reversed(self._types):
+            if part_type not in _FRAMING:
+                break
+            trailing += 1
+
         def back(turn: dict[str, Any]) -> None:
-            turn["cursor"] = max(0, int(turn["cursor"]) - 1)
+            # One part too far back: the last content part is delivered again.
+            turn["cursor"] = max(0, int(turn["cursor"]) - trailing - 1)
+            turn["ended"] = False
 
         return _with_turn(state, back) if _wire_state(state)["type"] == "continue-turn" else state
 
 
-class _CursorAhead(MutantSession):
-    def state(self, state: Any) -> Any:
-        def ahead(turn: dict[str, Any]) -> None:
-            turn["cursor"] = int(turn["cursor"]) + 1
+@_mutant(
+    "replay-skips-event",
+    "ADAPTER-032",
+    "A turn continued from a state loses the first event it should deliver.",
+    area="continuations",
+    profile="codex",
+)
+class _SkipsFirstReplayed(MutantSession):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._skip = self.start_options.continue_from is not None
 
-        return _with_turn(state, ahead) if _wire_state(state)["type"] == "continue-turn" else state
+    def rewrite(self, part: Any) -> list[Any]:
+        if self._skip and str(getattr(part, "type", "")) not in _FRAMING:
+            # The first event a continued turn delivers is lost.
+            self._skip = False
+            return []
+        return [part]
 
 
+@_mutant(
+    "resume-answers-previous-prompt",
+    "LIFECYCLE-040",
+    "A resumed session answers its first prompt with the previous turn's answer.",
+    area="continuations",
+)
 class _AnswersPreviousPrompt(MutantSession):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -665,6 +1226,12 @@ class _AnswersPreviousPrompt(MutantSession):
         return dataclasses.replace(options, prompt=earlier[-1])
 
 
+@_mutant(
+    "state-with-foreign-harness-id",
+    "LIFECYCLE-005",
+    "Lifecycle states claim another harness, so no session of this one accepts them.",
+    area="continuations",
+)
 class _ForeignHarnessId(MutantSession):
     def state(self, state: Any) -> Any:
         wire = _wire_state(state)
@@ -672,6 +1239,12 @@ class _ForeignHarnessId(MutantSession):
         return wire
 
 
+@_mutant(
+    "state-not-json",
+    "LIFECYCLE-006",
+    "Lifecycle state data holds a Python set.",
+    area="continuations",
+)
 class _NotJsonData(MutantSession):
     def state(self, state: Any) -> Any:
         wire = _wire_state(state)
@@ -681,6 +1254,12 @@ class _NotJsonData(MutantSession):
         return wire
 
 
+@_mutant(
+    "resume-state-with-pending-list",
+    "LIFECYCLE-007",
+    "resume-session states carry an empty pendingToolApprovals list.",
+    area="continuations",
+)
 class _PendingInResumeState(MutantSession):
     def state(self, state: Any) -> Any:
         wire = _wire_state(state)
@@ -689,9 +1268,45 @@ class _PendingInResumeState(MutantSession):
         return wire
 
 
+@_mutant(
+    "restored-turn-not-continued",
+    "LIFECYCLE-041",
+    "A session started from a continue-turn state refuses do_continue_turn.",
+    area="continuations",
+    profile="codex",
+)
+class _ContinueRefusedAfterRestore(MutantSession):
+    async def do_continue_turn(self, options: ContinueTurnOptions) -> PromptControl:
+        if self.start_options.continue_from is not None:
+            raise HarnessSessionStateError(
+                f"Fake harness session {self.session_id} cannot continue a restored turn."
+            )
+        return await super().do_continue_turn(options)
+
+
+@_mutant(
+    "suspend-returns-resume-state",
+    "ADAPTER-030",
+    "do_suspend_turn returns a resume-session state instead of a continue-turn state.",
+    area="continuations",
+)
+class _SuspendReturnsResumeState(MutantSession):
+    def state(self, state: Any) -> Any:
+        wire = _wire_state(state)
+        if wire.get("type") == "continue-turn":
+            wire["type"] = "resume-session"
+        return wire
+
+
 # -- lifecycle -----------------------------------------------------------------------------
 
 
+@_mutant(
+    "accepts-calls-after-destroy",
+    "ADAPTER-037",
+    "do_destroy kills the turn but the session keeps accepting turns.",
+    area="lifecycle",
+)
 class _StaysOpenAfterDestroy(MutantSession):
     async def do_destroy(self) -> None:
         # Kills the running turn but forgets to mark the session ended.
@@ -700,6 +1315,12 @@ class _StaysOpenAfterDestroy(MutantSession):
             turn.kill(FakeHarnessError(f"Fake harness session {self.session_id} was destroyed."))
 
 
+@_mutant(
+    "destroy-returns-value",
+    "ADAPTER-035",
+    "do_destroy returns a dict instead of None.",
+    area="lifecycle",
+)
 class _DestroyReturnsState(MutantSession):
     async def do_destroy(self) -> Any:
         await super().do_destroy()
@@ -711,23 +1332,45 @@ class _SuspendRaisesControl(MutantControl):
         await super().done()
         session = self.session
         assert isinstance(session, _SuspendRaises)
-        if session.suspended:
+        if session.suspending:
             raise HarnessSessionStateError("The turn was suspended.")
 
 
+@_mutant(
+    "done-raises-after-suspend",
+    "ADAPTER-031",
+    "After do_suspend_turn the turn's done() raises instead of returning.",
+    area="lifecycle",
+    profile="codex",
+)
 class _SuspendRaises(MutantSession):
     control_class = _SuspendRaisesControl
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.suspended = False
+        self.suspending = False
+
+    async def do_prompt_turn(self, options: PromptTurnOptions) -> PromptControl:
+        self.suspending = False
+        return await super().do_prompt_turn(options)
+
+    async def do_continue_turn(self, options: ContinueTurnOptions) -> PromptControl:
+        self.suspending = False
+        return await super().do_continue_turn(options)
 
     async def do_suspend_turn(self) -> ContinueTurnState:
-        state = await super().do_suspend_turn()
-        self.suspended = True
-        return state
+        # Set before suspending: done() of a running turn returns during the suspension.
+        self.suspending = True
+        return await super().do_suspend_turn()
 
 
+@_mutant(
+    "compaction-claimed-never-emitted",
+    "ADAPTER-040",
+    "do_compact succeeds but its manual compaction part is never emitted.",
+    area="lifecycle",
+    profile="pi",
+)
 class _ManualCompactionHidden(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         if isinstance(part, CompactionPart) and part.trigger == "manual":
@@ -735,16 +1378,24 @@ class _ManualCompactionHidden(MutantSession):
         return [part]
 
 
+@_mutant(
+    "compaction-emitted-twice",
+    "STREAM-021",
+    "Every compaction part is emitted twice.",
+    area="lifecycle",
+    profile="pi",
+)
 class _DoubleCompaction(MutantSession):
     def rewrite(self, part: Any) -> list[Any]:
         return [part, part] if isinstance(part, CompactionPart) else [part]
 
 
-class _SilentCompact(MutantSession):
-    async def do_compact(self, custom_instructions: str | None = None) -> None:
-        return None  # accepted and ignored, although the runtime cannot compact
-
-
+@_mutant(
+    "sandbox-stopped-by-adapter",
+    "ADAPTER-017",
+    "do_stop also stops the sandbox session the adapter was given.",
+    area="lifecycle",
+)
 class _StopsItsSandbox(MutantSession):
     async def do_stop(self) -> ResumeSessionState:
         state = await super().do_stop()
@@ -754,9 +1405,34 @@ class _StopsItsSandbox(MutantSession):
         return state
 
 
+@_mutant(
+    "session-without-do-compact",
+    "ADAPTER-022",
+    "Adapter sessions have no do_compact.",
+    area="lifecycle",
+)
+class _NoCompactMethod(MutantSession):
+    do_compact = None  # type: ignore[assignment]
+
+
 # -- robustness ----------------------------------------------------------------------------
 
 
+@_mutant(
+    "hangs-without-timeout",
+    "ADAPTER-042",
+    "The runtime stalls before `finish` and the adapter neither times out nor observes abort.",
+    area="robustness",
+    fake={"faults": [HangFault(before_type="finish")]},
+    # Every turn hangs: a short declared timeout keeps the dozen failing checks quick.
+    claims={"turn_timeout": 0.5},
+)
+@_mutant(
+    "abort-not-wired",
+    "ADAPTER-042",
+    "The turn's abort event never reaches the runtime.",
+    area="robustness",
+)
 class _AbortNotWired(MutantSession):
     def prompt_options(self, options: PromptTurnOptions) -> PromptTurnOptions:
         return dataclasses.replace(options, abort=None)
@@ -769,18 +1445,31 @@ class _NeverSettlesControl(MutantControl):
     async def done(self) -> None:
         try:
             await super().done()
-        except Exception:
+        except FakeHarnessCrashError:
             # The runtime died; nobody tells the host, so done() never settles.
             await anyio.sleep_forever()
 
 
+@_mutant(
+    "crash-leaves-turn-unsettled",
+    "ADAPTER-044",
+    "When the runtime fails mid-turn, done() never returns or raises.",
+    area="robustness",
+    claims={"turn_timeout": 1.0},
+)
 class _NeverSettlesOnFailure(MutantSession):
     control_class = _NeverSettlesControl
 
 
-# -- session identity, capability honesty, turn settings ----------------------------------
+# -- session identity ----------------------------------------------------------------------
 
 
+@_mutant(
+    "wrong-session-id",
+    "ADAPTER-023",
+    "session_id is the runtime's own id, not the one given to do_start.",
+    area="session identity",
+)
 class _SuffixedSessionId(MutantSession):
     @property
     def session_id(self) -> str:
@@ -788,6 +1477,13 @@ class _SuffixedSessionId(MutantSession):
         return f"{self.inner.session_id}-runtime"
 
 
+@_mutant(
+    "is-resume-always-false",
+    "ADAPTER-024",
+    "is_resume is False even for sessions started from a state.",
+    area="session identity",
+    profile="codex",
+)
 class _NeverResumed(MutantSession):
     @property
     def is_resume(self) -> bool:
@@ -795,12 +1491,98 @@ class _NeverResumed(MutantSession):
         return False
 
 
+@_mutant(
+    "wrong-specification-version",
+    "ADAPTER-001",
+    "specification_version is `harness-v2`.",
+    area="session identity",
+)
+class _WrongSpecificationVersion(MutantAdapter):
+    @property
+    def specification_version(self) -> str:
+        """Not harness-v1."""
+        return "harness-v2"
+
+
+_register(
+    "harness-id-not-kebab-case",
+    "ADAPTER-004",
+    "harness_id is `Fake_Harness`.",
+    area="session identity",
+    fake={"harness_id": "Fake_Harness"},
+)
+
+
+@_mutant(
+    "harness-id-changes",
+    "ADAPTER-003",
+    "harness_id alternates between two values from one read to the next.",
+    area="session identity",
+)
+class _FlappingHarnessId(MutantAdapter):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._reads = 0
+
+    @property
+    def harness_id(self) -> str:
+        """Every other read names another harness."""
+        self._reads += 1
+        return self.fake.harness_id if self._reads % 2 else f"{self.fake.harness_id}-runtime"
+
+
+@_mutant(
+    "bootstrap-not-deterministic",
+    "BOOTSTRAP-003",
+    "get_bootstrap() returns a different recipe on every call.",
+    area="session identity",
+)
+class _UnstableBootstrap(MutantAdapter):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._calls = 0
+
+    async def get_bootstrap(self) -> Bootstrap:
+        """A recipe whose marker file changes on every call."""
+        self._calls += 1
+        return Bootstrap(
+            harness_id=self.harness_id,
+            bootstrap_dir=".harness/fake",
+            files=[BootstrapFile(path="marker.txt", content=f"generation {self._calls}\n")],
+        )
+
+
+# -- capability honesty --------------------------------------------------------------------
+
+
+@_mutant(
+    "json-format-accepted-undeclared",
+    "ADAPTER-041",
+    "A runtime without JSON output runs JSON turns as plain text instead of refusing them.",
+    area="capability honesty",
+)
 class _JsonFormatDropped(MutantSession):
     def prompt_options(self, options: PromptTurnOptions) -> PromptTurnOptions:
         return dataclasses.replace(options, response_format=None)
 
     def continue_options(self, options: ContinueTurnOptions) -> ContinueTurnOptions:
         return dataclasses.replace(options, response_format=None)
+
+
+@_mutant(
+    "json-schema-ignored",
+    "RESULT-020",
+    "JSON turns keep the JSON format but lose their schema on the way to the runtime.",
+    area="capability honesty",
+    profile="codex",
+)
+class _SchemaIgnored(MutantSession):
+    def prompt_options(self, options: PromptTurnOptions) -> PromptTurnOptions:
+        response_format = options.response_format
+        if isinstance(response_format, JsonResponseFormat) and response_format.schema_:
+            # The runtime keeps "JSON" but drops the schema it was given.
+            response_format = response_format.model_copy(update={"schema_": {}})
+        return dataclasses.replace(options, response_format=response_format)
 
 
 class _SteeringStubControl(MutantControl):
@@ -810,8 +1592,26 @@ class _SteeringStubControl(MutantControl):
         return None  # offered, accepted, and dropped
 
 
+@_mutant(
+    "steering-method-undeclared",
+    "ADAPTER-010",
+    "Controls offer submit_user_message although the runtime cannot steer (it drops the text).",
+    area="capability honesty",
+    profile="codex",
+)
 class _SteeringStub(MutantSession):
     control_class = _SteeringStubControl
+
+
+@_mutant(
+    "compact-undeclared-accepted",
+    "ADAPTER-039",
+    "do_compact returns normally although the runtime cannot compact.",
+    area="capability honesty",
+)
+class _SilentCompact(MutantSession):
+    async def do_compact(self, custom_instructions: str | None = None) -> None:
+        return None  # accepted and ignored, although the runtime cannot compact
 
 
 class _DeferredSteeringControl(MutantControl):
@@ -821,6 +1621,13 @@ class _DeferredSteeringControl(MutantControl):
         session.deferred.append(text)
 
 
+@_mutant(
+    "steering-deferred",
+    "STOP-014",
+    "A user message sent during a turn reaches the runtime only with the next turn.",
+    area="capability honesty",
+    profile="claude-code",
+)
 class _DeferredSteering(MutantSession):
     control_class = _DeferredSteeringControl
 
@@ -837,11 +1644,26 @@ class _DeferredSteering(MutantSession):
         return control
 
 
+# -- turn settings -------------------------------------------------------------------------
+
+
+@_mutant(
+    "instructions-dropped",
+    "PROMPT-007",
+    "The turn's instructions never reach the runtime.",
+    area="turn settings",
+)
 class _InstructionsDropped(MutantSession):
     def prompt_options(self, options: PromptTurnOptions) -> PromptTurnOptions:
         return dataclasses.replace(options, instructions=None)
 
 
+@_mutant(
+    "skills-accumulate",
+    "ADAPTER-027",
+    "Skills of earlier turns stay offered on later turns.",
+    area="turn settings",
+)
 class _SkillsAccumulate(MutantSession):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -863,504 +1685,22 @@ class _HostOutputLostControl(MutantControl):
         await super().submit_tool_result(tool_call_id, None, is_error, tool_result)
 
 
+@_mutant(
+    "host-output-lost",
+    "HOSTTOOL-006",
+    "Host tool results reach the runtime with a null output.",
+    area="turn settings",
+)
 class _HostOutputLost(MutantSession):
     control_class = _HostOutputLostControl
-
-
-class _WrongSpecificationVersion(MutantAdapter):
-    @property
-    def specification_version(self) -> str:
-        """Not harness-v1."""
-        return "harness-v2"
-
-
-class _NativeKeyedBuiltins(MutantAdapter):
-    @property
-    def builtin_tools(self) -> Mapping[str, BuiltinTool]:
-        """Common-named built-ins keyed by their native names."""
-        return {
-            (tool.native_name or key) if tool.common_name else key: tool
-            for key, tool in self.fake.builtin_tools.items()
-        }
 
 
 # -- the zoo -------------------------------------------------------------------------------
 
 
-def _profile(name: str, **changes: Any) -> HarnessProfile:
-    base = get_profile(name)
-    return base.model_copy(update=changes) if changes else base
-
-
-@dataclass(frozen=True)
-class _Spec:
-    name: str
-    requirement: str
-    area: str
-    description: str
-    profile: str = "minimal"
-    session: type[MutantSession] = MutantSession
-    adapter: type[MutantAdapter] = MutantAdapter
-    fake: Mapping[str, Any] = field(default_factory=dict)
-    #: Profile fields the runtime really has (the claim follows them unless ``claims`` says).
-    profile_changes: Mapping[str, Any] = field(default_factory=dict)
-    #: Capability fields the mutant claims beyond its profile's.
-    claims: Mapping[str, Any] = field(default_factory=dict)
-
-    def build(self) -> Mutant:
-        profile = _profile(self.profile, **self.profile_changes)
-        fake_settings = dict(self.fake)
-        adapter_class, session_class = self.adapter, self.session
-
-        def factory() -> HarnessAdapter:
-            fake = FakeHarness(profile=profile, **fake_settings)
-            return adapter_class(fake, session_class)  # type: ignore[return-value]
-
-        factory.__name__ = f"mutant_{self.name.replace('-', '_')}"
-        capabilities = capabilities_of(profile)
-        if self.claims:
-            capabilities = capabilities.model_copy(update=dict(self.claims))
-        return Mutant(
-            name=self.name,
-            requirement=self.requirement,
-            description=self.description,
-            factory=factory,
-            profile=self.profile,
-            capabilities=capabilities,
-            area=self.area,
-        )
-
-
-_ZOO: tuple[_Spec, ...] = (
-    # stream grammar
-    _Spec(
-        "step-left-open",
-        "STREAM-033",
-        "stream grammar",
-        "The runtime never emits finish-step, so `finish` arrives with the step still open.",
-        fake={"faults": [DropFinishStepFault()]},
-    ),
-    _Spec(
-        "result-before-call",
-        "STREAM-054",
-        "stream grammar",
-        "Runtime-executed calls are announced only after their tool-result.",
-        profile="claude-code",
-        session=_ResultBeforeCall,
-    ),
-    _Spec(
-        "duplicate-finish",
-        "STREAM-040",
-        "stream grammar",
-        "Every `finish` part is emitted twice.",
-        session=_DuplicateFinish,
-    ),
-    _Spec(
-        "wrong-field-names",
-        "STREAM-004",
-        "stream grammar",
-        "text-delta parts carry `text` (the AI SDK 4 name) instead of `delta`.",
-        session=_SnakeCaseDelta,
-    ),
-    _Spec(
-        "miscounted-step",
-        "STREAM-011",
-        "stream grammar",
-        "stepToolCallCount announces one tool call more than the step has.",
-        profile="claude-code",
-        session=_MiscountedStep,
-    ),
-    _Spec(
-        "foreign-metadata-key",
-        "STREAM-024",
-        "stream grammar",
-        "harnessMetadata is keyed by another harness's id.",
-        session=_ForeignMetadata,
-    ),
-    _Spec(
-        "truncated-tool-input",
-        "STREAM-009",
-        "stream grammar",
-        "tool-call input loses its last character, so it is not JSON text.",
-        profile="claude-code",
-        session=_TruncatedInput,
-    ),
-    _Spec(
-        "unframed-text",
-        "STREAM-038",
-        "stream grammar",
-        "Text blocks have deltas and an end but no text-start.",
-        session=_UnframedText,
-    ),
-    _Spec(
-        "approval-for-unknown-call",
-        "STREAM-013",
-        "stream grammar",
-        "Approval requests name a toolCallId no tool-call carried.",
-        profile="claude-code",
-        session=_ApprovalForUnknownCall,
-    ),
-    # tool merging
-    _Spec(
-        "native-tool-name",
-        "MERGE-004",
-        "tool merging",
-        "Built-in calls carry the runtime's native name (`Bash`) instead of the key (`bash`).",
-        profile="claude-code",
-        session=_NativeToolNames,
-    ),
-    _Spec(
-        "builtin-not-provider-executed",
-        "MERGE-009",
-        "tool merging",
-        "Built-in calls lack providerExecuted: true.",
-        profile="claude-code",
-        session=_NotProviderExecuted,
-    ),
-    _Spec(
-        "host-call-renamed",
-        "TOOLSPEC-002",
-        "tool merging",
-        "Host tool calls carry `host_<name>` instead of the tool spec's name.",
-        session=_RenamedHostCalls,
-    ),
-    _Spec(
-        "mcp-call-not-dynamic",
-        "TOOLSPEC-017",
-        "tool merging",
-        "Calls of undeclared MCP tools lack dynamic: true.",
-        session=_StaticMcpCalls,
-    ),
-    _Spec(
-        "builtins-keyed-by-native-name",
-        "TOOLSPEC-009",
-        "tool merging",
-        "Common-named built-ins are keyed by their native names in builtin_tools.",
-        profile="claude-code",
-        adapter=_NativeKeyedBuiltins,
-    ),
-    # filtering
-    _Spec(
-        "deny-list-as-allow-list",
-        "FILTER-010",
-        "filtering",
-        "The runtime reads a deny filter as an allow filter of the same names.",
-        profile="claude-code",
-        session=_DenyAsAllow,
-    ),
-    _Spec(
-        "inactive-builtin-executed",
-        "FILTER-011",
-        "filtering",
-        "Without native filtering, excluded built-ins run without an approval request.",
-        profile="opencode",
-        session=_FilterIgnored,
-    ),
-    _Spec(
-        "filtering-claimed-but-refused",
-        "FILTER-019",
-        "filtering",
-        "supports_builtin_tool_filtering is True but do_start refuses every filter.",
-        profile="codex",
-        adapter=_FilteringClaimed,
-        claims={"builtin_tool_filtering": True},
-    ),
-    _Spec(
-        "filtering-claimed-but-ignored",
-        "FILTER-010",
-        "filtering",
-        "The profile claims native filtering; the runtime accepts the filter and ignores it.",
-        profile="codex",
-        session=_FilterIgnored,
-        profile_changes={"supports_builtin_tool_filtering": True},
-    ),
-    # approvals
-    _Spec(
-        "runs-before-approval",
-        "APPROVAL-004",
-        "approvals",
-        "The runtime asks for approval and runs the built-in without waiting for the answer.",
-        profile="claude-code",
-        session=_RunsBeforeApproval,
-    ),
-    _Spec(
-        "runs-after-denial",
-        "APPROVAL-035",
-        "approvals",
-        "A denial reaches the runtime as an approval.",
-        profile="claude-code",
-        session=_IgnoresDenial,
-    ),
-    _Spec(
-        "runs-twice-after-approval",
-        "APPROVAL-034",
-        "approvals",
-        "An approved built-in is executed twice.",
-        profile="claude-code",
-        session=_RunsTwice,
-    ),
-    _Spec(
-        "approved-result-missing",
-        "APPROVAL-034",
-        "approvals",
-        "The tool-result of an approved built-in is never emitted.",
-        profile="claude-code",
-        session=_DropsApprovedResults,
-    ),
-    _Spec(
-        "approval-lost-after-restore",
-        "APPROVAL-034",
-        "approvals",
-        "In a session continued from a JSON state, approval decisions never reach the turn.",
-        profile="claude-code",
-        session=_LosesApprovalsAfterRestore,
-    ),
-    _Spec(
-        "approvals-claimed-without-method",
-        "ADAPTER-048",
-        "approvals",
-        "supports_builtin_tool_approvals is True but prompt controls lack submit_tool_approval.",
-        profile="claude-code",
-        session=_NoApprovalMethod,
-    ),
-    # dynamic parts
-    _Spec(
-        "file-change-wrong-event",
-        "STREAM-019",
-        "dynamic parts",
-        "New files are reported as `modify` on a runtime that reports exact events.",
-        profile="codex",
-        session=_CreateAsModify,
-    ),
-    _Spec(
-        "file-change-odd-path",
-        "STREAM-019",
-        "dynamic parts",
-        "file-change paths lose their leading slash, so the work dir cannot be stripped.",
-        profile="codex",
-        session=_RootRelativePaths,
-    ),
-    _Spec(
-        "file-change-missing",
-        "STREAM-019",
-        "dynamic parts",
-        "Files created by an opaque mutation get no file-change part.",
-        profile="codex",
-        session=_SilentCreates,
-    ),
-    _Spec(
-        "file-change-for-tool-write",
-        "STREAM-018",
-        "dynamic parts",
-        "Writes of visible write/edit calls are also reported as file-change.",
-        profile="opencode",
-        profile_changes={"file_change_for_tool_writes": True},
-    ),
-    # continuations
-    _Spec(
-        "replay-duplicates-event",
-        "ADAPTER-032",
-        "continuations",
-        "A continued turn re-emits the last part delivered before the suspension.",
-        profile="codex",
-        session=_CursorBehind,
-    ),
-    _Spec(
-        "replay-skips-event",
-        "ADAPTER-032",
-        "continuations",
-        "A continued turn skips the first part not yet delivered.",
-        profile="codex",
-        session=_CursorAhead,
-    ),
-    _Spec(
-        "resume-answers-previous-prompt",
-        "LIFECYCLE-040",
-        "continuations",
-        "A resumed session answers its first prompt with the previous turn's answer.",
-        session=_AnswersPreviousPrompt,
-    ),
-    _Spec(
-        "state-with-foreign-harness-id",
-        "LIFECYCLE-005",
-        "continuations",
-        "Lifecycle states claim another harness, so no session of this one accepts them.",
-        session=_ForeignHarnessId,
-    ),
-    _Spec(
-        "state-not-json",
-        "LIFECYCLE-006",
-        "continuations",
-        "Lifecycle state data holds a Python set.",
-        session=_NotJsonData,
-    ),
-    _Spec(
-        "resume-state-with-pending-list",
-        "LIFECYCLE-007",
-        "continuations",
-        "resume-session states carry an empty pendingToolApprovals list.",
-        session=_PendingInResumeState,
-    ),
-    # lifecycle
-    _Spec(
-        "accepts-calls-after-destroy",
-        "ADAPTER-037",
-        "lifecycle",
-        "do_destroy kills the turn but the session keeps accepting turns.",
-        session=_StaysOpenAfterDestroy,
-    ),
-    _Spec(
-        "destroy-returns-value",
-        "ADAPTER-035",
-        "lifecycle",
-        "do_destroy returns a dict instead of None.",
-        session=_DestroyReturnsState,
-    ),
-    _Spec(
-        "done-raises-after-suspend",
-        "ADAPTER-031",
-        "lifecycle",
-        "After do_suspend_turn the turn's done() raises instead of returning.",
-        profile="codex",
-        session=_SuspendRaises,
-    ),
-    _Spec(
-        "compaction-claimed-never-emitted",
-        "ADAPTER-040",
-        "lifecycle",
-        "do_compact succeeds but its manual compaction part is never emitted.",
-        profile="pi",
-        session=_ManualCompactionHidden,
-    ),
-    _Spec(
-        "compaction-emitted-twice",
-        "STREAM-021",
-        "lifecycle",
-        "Every compaction part is emitted twice.",
-        profile="pi",
-        session=_DoubleCompaction,
-    ),
-    _Spec(
-        "sandbox-stopped-by-adapter",
-        "ADAPTER-017",
-        "lifecycle",
-        "do_stop also stops the sandbox session the adapter was given.",
-        session=_StopsItsSandbox,
-    ),
-    # robustness
-    _Spec(
-        "hangs-without-timeout",
-        "ADAPTER-042",
-        "robustness",
-        "The runtime stalls before `finish` and the adapter neither times out nor observes abort.",
-        session=_AbortNotWired,
-        fake={"faults": [HangFault(before_type="finish")]},
-        claims={"turn_timeout": 1.0},
-    ),
-    _Spec(
-        "abort-not-wired",
-        "ADAPTER-042",
-        "robustness",
-        "The turn's abort event never reaches the runtime.",
-        session=_AbortNotWired,
-    ),
-    _Spec(
-        "crash-leaves-turn-unsettled",
-        "ADAPTER-044",
-        "robustness",
-        "When the runtime fails mid-turn, done() never returns or raises.",
-        session=_NeverSettlesOnFailure,
-        claims={"turn_timeout": 1.0},
-    ),
-    # session identity
-    _Spec(
-        "wrong-session-id",
-        "ADAPTER-023",
-        "session identity",
-        "session_id is the runtime's own id, not the one given to do_start.",
-        session=_SuffixedSessionId,
-    ),
-    _Spec(
-        "is-resume-always-false",
-        "ADAPTER-024",
-        "session identity",
-        "is_resume is False even for sessions started from a state.",
-        profile="codex",
-        session=_NeverResumed,
-    ),
-    _Spec(
-        "wrong-specification-version",
-        "ADAPTER-001",
-        "session identity",
-        "specification_version is `harness-v2`.",
-        adapter=_WrongSpecificationVersion,
-    ),
-    _Spec(
-        "harness-id-not-kebab-case",
-        "ADAPTER-004",
-        "session identity",
-        "harness_id is `Fake_Harness`.",
-        fake={"harness_id": "Fake_Harness"},
-    ),
-    # capability honesty
-    _Spec(
-        "json-format-accepted-undeclared",
-        "ADAPTER-041",
-        "capability honesty",
-        "A runtime without JSON output runs JSON turns as plain text instead of refusing them.",
-        session=_JsonFormatDropped,
-    ),
-    _Spec(
-        "steering-method-undeclared",
-        "ADAPTER-010",
-        "capability honesty",
-        "Controls offer submit_user_message although the runtime cannot steer (it drops the text).",
-        profile="codex",
-        session=_SteeringStub,
-    ),
-    _Spec(
-        "compact-undeclared-accepted",
-        "ADAPTER-039",
-        "capability honesty",
-        "do_compact returns normally although the runtime cannot compact.",
-        session=_SilentCompact,
-    ),
-    _Spec(
-        "steering-deferred",
-        "STOP-014",
-        "capability honesty",
-        "A user message sent during a turn reaches the runtime only with the next turn.",
-        profile="claude-code",
-        session=_DeferredSteering,
-    ),
-    # turn settings and host tools
-    _Spec(
-        "instructions-dropped",
-        "PROMPT-007",
-        "turn settings",
-        "The turn's instructions never reach the runtime.",
-        session=_InstructionsDropped,
-    ),
-    _Spec(
-        "skills-accumulate",
-        "ADAPTER-027",
-        "turn settings",
-        "Skills of earlier turns stay offered on later turns.",
-        session=_SkillsAccumulate,
-    ),
-    _Spec(
-        "host-output-lost",
-        "HOSTTOOL-006",
-        "turn settings",
-        "Host tool results reach the runtime with a null output.",
-        session=_HostOutputLost,
-    ),
-)
-
-
 def mutants() -> list[Mutant]:
     """Every mutant of the zoo, grouped by area."""
-    return [spec.build() for spec in _ZOO]
+    return [spec.build() for spec in _ordered()]
 
 
 def get_mutant(name: str) -> Mutant:
@@ -1372,9 +1712,14 @@ def get_mutant(name: str) -> Mutant:
     for spec in _ZOO:
         if spec.name == name:
             return spec.build()
-    raise KeyError(f"no mutant named {name!r}; known: {', '.join(s.name for s in _ZOO)}")
+    raise KeyError(f"no mutant named {name!r}; known: {', '.join(mutant_names())}")
 
 
 def mutant_names() -> tuple[str, ...]:
     """The names of the zoo's mutants, in order."""
-    return tuple(spec.name for spec in _ZOO)
+    return tuple(spec.name for spec in _ordered())
+
+
+def _ordered() -> list[_Spec]:
+    # Stacked decorators register bottom-up; the matrix lists areas in AREAS order.
+    return sorted(_ZOO, key=lambda spec: AREAS.index(spec.area))

@@ -20,6 +20,8 @@ _SUBCOMMANDS: dict[str, str] = {
     "sandbox": "harness_testkit.reference._sandbox_cli:sandbox",
     "check": "harness_testkit.conformance._cli:check",
     "replay": "harness_testkit.conformance._cli:replay",
+    "selftest": "harness_testkit.conformance._selftest:selftest",
+    "simulate": "harness_testkit.reference._simulate_cli:simulate",
 }
 
 
