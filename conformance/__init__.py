@@ -43,11 +43,14 @@ from ._strategies import lifecycle_states as lifecycle_states
 from ._strategies import resume_session_states as resume_session_states
 from ._strategies import stream_parts as stream_parts
 from ._strategies import tool_specs as tool_specs
+from ._transcripts import VOLATILE_FIELDS as VOLATILE_FIELDS
+from ._transcripts import normalize_transcript as normalize_transcript
 
 __all__ = [
     "PROFILES",
     "REGISTRY",
     "SANDBOX_CHECKS",
+    "VOLATILE_FIELDS",
     "AdapterCapabilities",
     "AdapterTarget",
     "Check",
@@ -74,6 +77,7 @@ __all__ = [
     "json_values",
     "lifecycle_states",
     "load_target",
+    "normalize_transcript",
     "ordered_checks",
     "resume_session_states",
     "run_check",
