@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -28,6 +28,9 @@ import anyio.to_thread
 from harness_testkit.reference._docker_sandbox import DockerSandboxProvider
 from harness_testkit.reference._local_sandbox import LocalSandboxProvider
 from harness_testkit.spec import SandboxUnavailableError
+
+if TYPE_CHECKING:
+    from benchmarks._measure import Section
 
 _PAYLOAD = os.urandom(64 * 1024)
 
@@ -101,12 +104,14 @@ async def _local(results: dict[str, dict[str, float]], repeats: int) -> None:
             await session.destroy()
 
 
-async def _docker(results: dict[str, dict[str, float]], repeats: int) -> None:
+async def _docker(
+    results: dict[str, dict[str, float]], repeats: int, skipped: dict[str, str]
+) -> None:
     provider = DockerSandboxProvider()
     try:
         await provider.ensure_image()
     except SandboxUnavailableError as error:
-        print(f"Docker skipped: {error}")
+        skipped["docker"] = str(error)
         await provider.aclose()
         return
     api = provider._api
@@ -180,21 +185,32 @@ async def _docker(results: dict[str, dict[str, float]], repeats: int) -> None:
         await provider.aclose()
 
 
-def run(results: dict[str, dict[str, float]], *, repeats: int = 15) -> None:
+def run(
+    results: dict[str, dict[str, float]],
+    *,
+    repeats: int = 15,
+    skipped: dict[str, str] | None = None,
+) -> None:
     """Measure both providers and add ``{operation: {provider, floor, ratio}}`` to ``results``.
 
     Args:
         results: Filled in place; times are median seconds.
         repeats: Samples per measurement (Docker creation takes a third of them).
+        skipped: Filled with ``{"docker": reason}`` when no Docker engine is reachable
+            (the reason is printed when not given).
     """
+    reasons: dict[str, str] = {} if skipped is None else skipped
 
     async def main() -> None:
         await _local(results, repeats)
-        await _docker(results, repeats)
+        await _docker(results, repeats, reasons)
 
     anyio.run(main)
     for entry in results.values():
         entry["ratio"] = entry["provider"] / entry["floor"] if entry["floor"] else float("inf")
+    if skipped is None:
+        for name, reason in reasons.items():
+            print(f"{name.capitalize()} skipped: {reason}")
 
 
 def format_table(results: dict[str, dict[str, float]]) -> str:
@@ -213,6 +229,57 @@ def format_table(results: dict[str, dict[str, float]]) -> str:
             f"{entry['ratio']:>7.2f}x"
         )
     return "\n".join(lines)
+
+
+def measure(quick: bool) -> Section:
+    """The ``python -m benchmarks`` entry: :func:`run` as a section of the results.
+
+    Args:
+        quick: 5 samples per measurement instead of 15.
+
+    Returns:
+        One row per operation (milliseconds and the ratio to the floor), and a
+        ``skipped`` row per provider that could not run, with the reason.
+    """
+    # Imported here: run as a script (`python benchmarks/sandbox.py`) the package is not
+    # importable, and the script does not need it.
+    from benchmarks._measure import Column, Section
+
+    section = Section(
+        name="sandbox",
+        title="Sandbox providers: each operation next to its raw floor",
+        columns=[
+            Column("operation", "operation", "{}"),
+            Column("provider_ms", "provider ms", "{:.2f}"),
+            Column("floor_ms", "raw floor ms", "{:.2f}"),
+            Column("ratio", "ratio", "{:.2f}x"),
+            Column("status", "status", "{}"),
+        ],
+    )
+    started = time.perf_counter()
+    repeats = 5 if quick else 15
+    measured: dict[str, dict[str, float]] = {}
+    skipped: dict[str, str] = {}
+    run(measured, repeats=repeats, skipped=skipped)
+    for name, entry in measured.items():
+        section.rows.append(
+            {
+                "operation": name,
+                "repeats": repeats,
+                "provider_ms": entry["provider"] * 1000,
+                "floor_ms": entry["floor"] * 1000,
+                "ratio": entry["ratio"],
+                "status": "measured",
+            }
+        )
+    for name, reason in skipped.items():
+        first_sentence = reason.split(". ")[0].rstrip(".")
+        section.rows.append(
+            {"operation": name, "status": f"skipped: {first_sentence}", "reason": reason}
+        )
+        section.notes.append(f"{name} rows skipped: {reason}")
+    section.seconds = time.perf_counter() - started
+    return section
 
 
 if __name__ == "__main__":
