@@ -38,6 +38,13 @@ class DoneFailed:
 QueueItem = StreamPart | _Done | DoneFailed
 
 
+class _Wake:
+    """Queue sentinel: wake the reader (no part)."""
+
+
+_WAKE = _Wake()
+
+
 class PartQueue:
     """The parts of one adapter turn, across slices.
 
@@ -48,9 +55,9 @@ class PartQueue:
     """
 
     def __init__(self) -> None:
-        send, receive = anyio.create_memory_object_stream[QueueItem](math.inf)
-        self._send: MemoryObjectSendStream[QueueItem] = send
-        self._receive: MemoryObjectReceiveStream[QueueItem] = receive
+        send, receive = anyio.create_memory_object_stream[QueueItem | _Wake](math.inf)
+        self._send: MemoryObjectSendStream[QueueItem | _Wake] = send
+        self._receive: MemoryObjectReceiveStream[QueueItem | _Wake] = receive
         self._pushback: deque[QueueItem] = deque()
         self.closed = False
 
@@ -86,15 +93,28 @@ class PartQueue:
         self._send.close()
         self._receive.close()
 
+    def wake(self) -> None:
+        """Wake a reader blocked in :meth:`get_or_wake` (the turn was aborted)."""
+        if not self.closed:
+            self._send.send_nowait(_WAKE)
+
     def push_front(self, items: Sequence[QueueItem]) -> None:
         """Re-queue items (a stop condition's unconsumed lookahead) ahead of new ones."""
         self._pushback.extendleft(reversed(list(items)))
 
     async def get(self) -> QueueItem:
         """Next item (waits; callers bound the wait with their own timeout)."""
+        while True:
+            item = await self.get_or_wake()
+            if item is not None:
+                return item
+
+    async def get_or_wake(self) -> QueueItem | None:
+        """Next item, or ``None`` when :meth:`wake` was called."""
         if self._pushback:
             return self._pushback.popleft()
-        return await self._receive.receive()
+        item = await self._receive.receive()
+        return None if item is _WAKE else item  # type: ignore[return-value]
 
     def drain_nowait(self) -> list[QueueItem]:
         """Everything queued right now."""
@@ -102,9 +122,11 @@ class PartQueue:
         self._pushback.clear()
         while True:
             try:
-                items.append(self._receive.receive_nowait())
+                item = self._receive.receive_nowait()
             except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 return items
+            if item is not _WAKE:
+                items.append(item)
 
 
 def _short(part: object) -> str:

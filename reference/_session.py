@@ -310,8 +310,9 @@ class AgentSession:
                     # The consumer went away mid-slice: abort the adapter turn and give it
                     # the grace period to settle (its work may run inside done()).
                     abort.set()
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(
-                        self._agent.abort_grace
+                    with (
+                        anyio.CancelScope(shield=True),
+                        anyio.move_on_after(self._agent.abort_grace),
                     ):
                         try:
                             await control.done()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
+import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -103,7 +103,7 @@ class Tool:
         if value is None:
             raise ToolContextValidationError(tool_name, "no context entry was given")
         try:
-            jsonschema.validate(value, dict(schema))
+            validate_json_schema(value, schema)
         except jsonschema.ValidationError as error:
             raise ToolContextValidationError(tool_name, error.message) from error
         return value
@@ -217,9 +217,27 @@ def _validate(schema: Any, value: Any) -> None:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         schema.model_validate(value)
         return
-    jsonschema.validate(value, dict(schema))
+    validate_json_schema(value, dict(schema))
 
 
-def is_generator_function(function: Callable[..., Any]) -> bool:
-    """Whether ``function`` yields (sync or async generator)."""
-    return inspect.isasyncgenfunction(function) or inspect.isgeneratorfunction(function)
+@functools.lru_cache(maxsize=512)
+def _validator(schema_json: str) -> Any:
+    # Checking a schema against its metaschema costs more than validating an input;
+    # tools keep their schemas, so build each validator once.
+    schema = json.loads(schema_json)
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator_cls.check_schema(schema)
+    return validator_cls(schema)
+
+
+def validate_json_schema(value: Any, schema: Mapping[str, Any]) -> None:
+    """``jsonschema.validate`` with a cached validator per schema.
+
+    Raises:
+        jsonschema.ValidationError: the best-matching error, as ``jsonschema.validate``.
+        jsonschema.SchemaError: the schema itself is invalid.
+    """
+    validator = _validator(json.dumps(schema, sort_keys=True, default=str))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    if error is not None:
+        raise error

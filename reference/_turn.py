@@ -197,10 +197,12 @@ class SliceRunner:
     async def run(self) -> SliceOutcome:
         """Run the slice to its end; never raises (failures settle the outcome)."""
         done_scope = anyio.CancelScope()
+        abort_scope = anyio.CancelScope()
         try:
             async with anyio.create_task_group() as task_group:
                 self.task_group = task_group
                 task_group.start_soon(self._watch_done, done_scope)
+                task_group.start_soon(self._watch_abort, abort_scope)
                 try:
                     await self._settle_continuations()
                     if not self.outcome.paused:
@@ -213,6 +215,7 @@ class SliceRunner:
                     await self._fail(error)
                 finally:
                     done_scope.cancel()
+                    abort_scope.cancel()
         finally:
             self.task_group = None
         return self.outcome
@@ -227,27 +230,21 @@ class SliceRunner:
                 self.queue.finish(DONE)
 
     async def _next(self) -> QueueItem:
-        if self.abort.is_set():
-            # The adapter must settle done() after an abort; do not wait forever.
-            with anyio.move_on_after(self.abort_grace):
-                return await self.queue.get()
-            return DONE
-        async with anyio.create_task_group() as group:
-            result: list[QueueItem] = []
+        # One read per part, no per-part task group: an abort wakes the reader through
+        # the queue (see _watch_abort).
+        while not self.abort.is_set():
+            item = await self.queue.get_or_wake()
+            if item is not None:
+                return item
+        # The adapter must settle done() after an abort; do not wait forever.
+        with anyio.move_on_after(self.abort_grace):
+            return await self.queue.get()
+        return DONE
 
-            async def read() -> None:
-                result.append(await self.queue.get())
-                group.cancel_scope.cancel()
-
-            async def watch_abort() -> None:
-                await self.abort.wait()
-                group.cancel_scope.cancel()
-
-            group.start_soon(read)
-            group.start_soon(watch_abort)
-        if result:
-            return result[0]
-        return await self._next()
+    async def _watch_abort(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            await self.abort.wait()
+            self.queue.wake()
 
     async def _read_loop(self) -> None:
         while True:

@@ -6,6 +6,9 @@ snapshot diff shows only behaviour changes. Update with ``pytest --snapshot-upda
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,17 @@ from harness_testkit.spec import ConsumerPart
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def sandbox_root() -> Iterator[Path]:
+    """A sandbox root whose path length never changes (token estimates count the work dir
+    path, and pytest's tmp_path differs in length between plain and xdist runs)."""
+    root = Path(tempfile.mkdtemp(prefix="htk-snap-", dir="/tmp"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def _weather(value: dict[str, Any], options: object) -> dict[str, Any]:
     return {"city": value.get("city"), "forecast": "sunny"}
 
@@ -29,10 +43,12 @@ async def _collect(result: Any) -> list[ConsumerPart]:
     return [part async for part in result.full_stream]
 
 
-async def test_hello_example_on_claude_code(tmp_path: Path, snapshot: SnapshotAssertion) -> None:
+async def test_hello_example_on_claude_code(
+    sandbox_root: Path, snapshot: SnapshotAssertion
+) -> None:
     agent = HarnessAgent(
         harness=FakeHarness(script=load_example("hello"), profile="claude-code"),
-        sandbox=LocalSandboxProvider(root_dir=tmp_path),
+        sandbox=LocalSandboxProvider(root_dir=sandbox_root),
         tools={
             "weather": tool(
                 description="Weather", input_schema={"type": "object"}, execute=_weather
@@ -61,7 +77,7 @@ async def test_hello_example_on_claude_code(tmp_path: Path, snapshot: SnapshotAs
 
 
 async def test_denied_and_automatic_approvals_on_pi(
-    tmp_path: Path, snapshot: SnapshotAssertion
+    sandbox_root: Path, snapshot: SnapshotAssertion
 ) -> None:
     script = Script.model_validate(
         {
@@ -83,7 +99,7 @@ async def test_denied_and_automatic_approvals_on_pi(
     )
     agent = HarnessAgent(
         harness=FakeHarness(script=script, profile="pi"),
-        sandbox=LocalSandboxProvider(root_dir=tmp_path),
+        sandbox=LocalSandboxProvider(root_dir=sandbox_root),
         tools={
             "weather": tool(
                 description="Weather", input_schema={"type": "object"}, execute=_weather
