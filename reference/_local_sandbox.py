@@ -323,6 +323,19 @@ class LocalSandboxSessionBase:
         real = self._resolve(path)
         await anyio.to_thread.run_sync(_write_bytes, real, bytes(content), path)
 
+    async def make_directory(self, path: str) -> None:
+        """Create a directory and its parents (``mkdir -p``) without starting a shell.
+
+        The agent prefers this to running ``mkdir -p`` when a session offers it.
+
+        Raises:
+            SandboxPathError: The path resolves outside the session root.
+            SandboxError: The directory cannot be created (for example a parent is a file).
+        """
+        self._resource.check_usable()
+        real = self._resolve(path)
+        await anyio.to_thread.run_sync(_make_directory, real, path)
+
     async def write_text_file(self, path: str, content: str, *, encoding: str = "utf-8") -> None:
         """Write text (no newline translation), creating parent directories.
 
@@ -709,6 +722,20 @@ def _read_bytes(real: Path, shown: str) -> bytes | None:
         ) from error
     except OSError as error:
         raise SandboxError(f"Cannot read {shown!r} ({real}): {error.strerror}.") from error
+
+
+def _make_directory(real: Path, shown: str) -> None:
+    try:
+        real.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as error:
+        raise SandboxError(
+            f"Cannot create directory {shown!r}: {real} or a parent is a file; "
+            "remove it or pick another path."
+        ) from error
+    except OSError as error:
+        raise SandboxError(
+            f"Cannot create directory {shown!r} ({real}): {error.strerror}."
+        ) from error
 
 
 def _write_bytes(real: Path, content: bytes, shown: str) -> None:

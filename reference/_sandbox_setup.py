@@ -93,7 +93,20 @@ async def resolve_default_working_directory(session: SandboxSession) -> str:
 
 
 async def ensure_directory(session: SandboxSession, directory: str) -> None:
-    """``mkdir -p "$WORK_DIR"`` (spec 7.1.8); failures name the directory and exit code."""
+    """``mkdir -p "$WORK_DIR"`` (spec 7.1.8); failures name the directory and exit code.
+
+    A session offering ``make_directory`` (the local provider) creates it without
+    starting a shell.
+    """
+    make_directory = getattr(session, "make_directory", None)
+    if callable(make_directory):
+        try:
+            await make_directory(directory)
+        except Exception as error:
+            raise RuntimeError(
+                f"Failed to create sandbox work directory {directory} (exit 1): {error}"
+            ) from error
+        return
     result = await session.run('mkdir -p "$WORK_DIR"', env={"WORK_DIR": directory}, timeout=60)
     if result.exit_code != 0:
         detail = result.stderr or result.stdout

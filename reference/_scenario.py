@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -67,6 +67,9 @@ from harness_testkit.spec import (
 from ._agent import HarnessAgent
 from ._ids import IdGenerator
 from ._tool import Tool, ToolExecutionOptions, tool
+
+#: ``stop_when`` predicate of the agent: receives ``{"steps": [...]}``.
+StopCondition: TypeAlias = Callable[[Mapping[str, Any]], bool]
 
 __all__ = [
     "SIMULATION_EPOCH",
@@ -398,13 +401,14 @@ class PromptAction(ScenarioModel):
 
     Attributes:
         prompt: The prompt text, or one user message (``{role: user, content: ...}``).
-        suspend_after_parts: Suspend the turn once this many consumer parts arrived, then
-            carry the state through JSON to a fresh adapter and agent (another process);
+        suspend_after_steps: Stop the turn once this many steps ran (a stop condition:
+            the cut lands between two steps, the same in every run), then carry the
+            unfinished turn through JSON to a fresh adapter and agent (another process);
             a later ``continue`` (or ``approve``...) resumes it.
     """
 
     prompt: str | dict[str, JSONValue]
-    suspend_after_parts: int | None = Field(default=None, ge=1)
+    suspend_after_steps: int | None = Field(default=None, ge=1)
 
 
 class ApproveAction(ScenarioModel):
@@ -436,9 +440,15 @@ class ToolResultAction(ScenarioModel):
 
 
 class ContinueAction(ScenarioModel):
-    """Continue the unfinished turn without input (after ``suspend`` or a stop): ``- continue: true``."""
+    """Continue the unfinished turn without input (after ``suspend`` or a stop): ``- continue: true``.
+
+    Attributes:
+        continue_: ``true`` (the key is ``continue``).
+        suspend_after_steps: As for :class:`PromptAction`.
+    """
 
     continue_: Literal[True] = Field(alias="continue")
+    suspend_after_steps: int | None = Field(default=None, ge=1)
 
 
 class SuspendAction(ScenarioModel):
@@ -640,17 +650,24 @@ class LoadedScenario:
         *,
         sandbox: SandboxProvider | None,
         id_generator: IdGenerator,
+        stop_when: Sequence[StopCondition] = (),
     ) -> HarnessAgent:
         """The reference agent over ``harness`` with the scenario's settings.
+
+        Args:
+            harness: The fake runtime.
+            sandbox: The sandbox provider.
+            id_generator: Mints the agent's ids.
+            stop_when: Stop conditions besides the scenario's ``stopAfterSteps``.
 
         Raises:
             HarnessError: settings the agent refuses (checked by :func:`load_scenario`).
         """
         agent = self.scenario.agent
-        stop_when = None
+        conditions = list(stop_when)
         if agent.stop_after_steps is not None:
             limit = agent.stop_after_steps
-            stop_when = [lambda context: len(context["steps"]) >= limit]
+            conditions.append(lambda context: len(context["steps"]) >= limit)
         return HarnessAgent(
             harness=harness,
             sandbox=sandbox,
@@ -661,7 +678,7 @@ class LoadedScenario:
             permission_mode=agent.permission_mode,
             instructions=agent.instructions,
             skills=agent.skills,
-            stop_when=stop_when,
+            stop_when=conditions,
             model=agent.model,
             id_generator=id_generator,
             clock=lambda: SIMULATION_EPOCH,

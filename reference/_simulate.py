@@ -34,7 +34,6 @@ import anyio
 from harness_testkit import __version__
 from harness_testkit.spec import (
     ConsumerPart,
-    HarnessSessionStateError,
     SandboxProvider,
 )
 
@@ -399,6 +398,8 @@ class _SessionRun:
         self.process = 0
         self.session: AgentSession | None = None
         self.agent: Any = None
+        #: Steps after which the current slice stops (``suspendAfterSteps``), if armed.
+        self.stop_after: int | None = None
 
     # -- processes ---------------------------------------------------------------------
 
@@ -410,7 +411,11 @@ class _SessionRun:
             harness,
             sandbox=self.provider,
             id_generator=IdGenerator(_derived_seed("sim", self.seed, self.index, self.process)),
+            stop_when=[self._armed_stop],
         )
+
+    def _armed_stop(self, context: Mapping[str, Any]) -> bool:
+        return self.stop_after is not None and len(context["steps"]) >= self.stop_after
 
     async def _start(self) -> None:
         self._new_agent()
@@ -453,46 +458,30 @@ class _SessionRun:
 
     async def _consume(
         self, index: int, result: StreamResult, suspend_after: int | None = None
-    ) -> str | None:
-        """Read a slice to its end; with ``suspend_after``, suspend it mid-stream.
+    ) -> dict[str, Any]:
+        """Read a slice to its end; with ``suspend_after``, stop it after that many steps
+        and carry the unfinished turn to a new process.
 
         Returns:
-            The carried state's type when the turn was suspended mid-stream.
+            Extra fields of the action's ``action-end`` line.
         """
         self.report.counts.slices += 1
         started = time.perf_counter()
-        if suspend_after is None:
-            async for part in result.full_stream:
-                self._part(index, part)
-            self.report.latencies.append(time.perf_counter() - started)
-            return None
-        cut = anyio.Event()
-        carried: list[str] = []
-        seen = 0
-
-        async def consume() -> None:
-            nonlocal seen
-            async for part in result.full_stream:
-                self._part(index, part)
-                seen += 1
-                if seen >= suspend_after:
-                    cut.set()
-            cut.set()
-
-        async def suspend() -> None:
-            await cut.wait()
-            if not self._session().has_unfinished_turn():
-                return
-            try:
-                carried.append(await self._switch_process("suspend"))
-            except HarnessSessionStateError:
-                pass  # the turn ended while we asked: nothing to carry
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(consume)
-            group.start_soon(suspend)
+        self.stop_after = suspend_after
+        try:
+            # Closing the stream explicitly keeps an early exit (an error, a cancellation)
+            # inside this task; left to the garbage collector it would end elsewhere.
+            async with result:
+                async for part in result.full_stream:
+                    self._part(index, part)
+        finally:
+            self.stop_after = None
         self.report.latencies.append(time.perf_counter() - started)
-        return carried[0] if carried else None
+        if suspend_after is None:
+            return {}
+        if not self._session().has_unfinished_turn():
+            return {"carried": None}  # the turn ended first: nothing to carry
+        return {"carried": await self._switch_process("suspend")}
 
     # -- actions -----------------------------------------------------------------------
 
@@ -579,8 +568,7 @@ class _SessionRun:
         if isinstance(action, PromptAction):
             self.report.counts.turns += 1
             result = await agent.stream(session=session, prompt=action.prompt)
-            carried = await self._consume(index, result, action.suspend_after_parts)
-            return {"carried": carried} if action.suspend_after_parts is not None else {}
+            return await self._consume(index, result, action.suspend_after_steps)
         if isinstance(action, ApproveAction | DenyAction):
             approved = isinstance(action, ApproveAction)
             selector = action.approve if isinstance(action, ApproveAction) else action.deny
@@ -608,8 +596,7 @@ class _SessionRun:
             result = await agent.continue_stream(
                 session=session, tool_approval_continuations=responses
             )
-            await self._consume(index, result)
-            return {}
+            return await self._consume(index, result)
         if isinstance(action, ToolResultAction):
             spec = self.loaded.scenario.agent.tools[action.tool_result]
             waiting = [
@@ -633,12 +620,10 @@ class _SessionRun:
                     for pending in waiting
                 ],
             )
-            await self._consume(index, result)
-            return {}
+            return await self._consume(index, result)
         if isinstance(action, ContinueAction):
             result = await agent.continue_stream(session=session)
-            await self._consume(index, result)
-            return {}
+            return await self._consume(index, result, action.suspend_after_steps)
         if isinstance(action, SuspendAction | DetachAction | StopAction):
             kind: Literal["suspend", "detach", "stop"] = (
                 "suspend"

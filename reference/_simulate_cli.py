@@ -63,12 +63,23 @@ class LiveRenderer(SimulationObserver):
     def __init__(self, console: Console) -> None:
         self.console = console
         self._inline = False  # a text or reasoning block is being written
+        self._closed = False
+
+    def _print(self, *objects: Any, **options: Any) -> None:
+        if self._closed:
+            return
+        try:
+            self.console.print(*objects, **options)
+        except SystemExit:
+            # rich turns a closed stdout (`| head`) into SystemExit; the run goes on and
+            # its transcripts are still written.
+            self._closed = True
 
     def _line(self, text: str) -> None:
         if self._inline:
-            self.console.print()
+            self._print()
             self._inline = False
-        self.console.print(text, highlight=False)
+        self._print(text, highlight=False)
 
     def action_started(self, session_id: str, index: int, action: HostAction) -> None:
         """Print the host action."""
@@ -85,11 +96,11 @@ class LiveRenderer(SimulationObserver):
         kind = part.type
         if kind in ("text-delta", "reasoning-delta"):
             style = None if kind == "text-delta" else "dim italic"
-            self.console.print(wire["text"], end="", style=style, markup=False, highlight=False)
+            self._print(wire["text"], end="", style=style, markup=False, highlight=False)
             self._inline = True
         elif kind in ("text-end", "reasoning-end"):
             if self._inline:
-                self.console.print()
+                self._print()
                 self._inline = False
         elif kind == "tool-call":
             name = wire["toolName"]
@@ -206,6 +217,18 @@ def _interrupted(error: BaseException) -> bool:
     if isinstance(error, BaseExceptionGroup):
         return any(_interrupted(inner) for inner in error.exceptions)
     return False
+
+
+def _exit_code(error: BaseException) -> int | None:
+    """The status of a ``SystemExit`` raised inside the run (rich on a broken pipe)."""
+    if isinstance(error, SystemExit):
+        return error.code if isinstance(error.code, int) else 1
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            code = _exit_code(inner)
+            if code is not None:
+                return code
+    return None
 
 
 def _write_example(path: Path, force: bool) -> None:
@@ -344,6 +367,9 @@ def simulate(
         else:
             summary = anyio.run(partial(run_simulation, loaded, options, observer), backend=backend)
     except BaseException as error:
+        code = _exit_code(error)
+        if code is not None:
+            sys.exit(code)  # the terminal went away (a closed pipe): nothing to report
         if not _interrupted(error):
             raise
         console.print(

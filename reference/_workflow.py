@@ -634,10 +634,12 @@ async def _run_slice(
     async with anyio.create_task_group() as group:
         if budget_seconds is not None:
             group.start_soon(timer, budget_seconds)
-        async for part in result.full_stream:
-            if timer_fired and part.type == "abort":
-                continue  # the suspension's own abort, not a failure
-            await tracker.forward(part)
+        # Closed explicitly: a writer that raises must not leave the stream to the GC.
+        async with result:
+            async for part in result.full_stream:
+                if timer_fired and part.type == "abort":
+                    continue  # the suspension's own abort, not a failure
+                await tracker.forward(part)
         if not timer_fired:
             timer_scope.cancel()
     if suspend_failure:
