@@ -486,7 +486,7 @@ class _SessionRun:
     # -- actions -----------------------------------------------------------------------
 
     async def run(self) -> SessionReport:
-        """Run every action; never raises except for cancellation."""
+        """Run every action; a failure ends the session, only cancellation propagates."""
         self.transcript.write(
             {
                 "kind": "session-start",
@@ -523,10 +523,7 @@ class _SessionRun:
         except anyio.get_cancelled_exc_class():
             self.report.status = "cancelled"
             raise
-        except (Exception, KeyboardInterrupt) as error:
-            if isinstance(error, KeyboardInterrupt):
-                self.report.status = "cancelled"
-                raise
+        except Exception as error:
             self.report.status = "failed"
             self.report.error = f"{type(error).__name__}: {error}"
             self.report.counts.errors += 1
@@ -537,6 +534,9 @@ class _SessionRun:
                     "error": {"name": type(error).__name__, "message": str(error)},
                 }
             )
+        except BaseException:
+            self.report.status = "cancelled"  # KeyboardInterrupt: the whole run stops
+            raise
         finally:
             with anyio.CancelScope(shield=True):
                 await self._teardown()

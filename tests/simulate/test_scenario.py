@@ -69,7 +69,7 @@ def test_actions_parse_in_either_spelling() -> None:
         """
         actions:
           - prompt: Hello
-            suspend_after_parts: 3
+            suspend_after_steps: 3
           - approve: [weather, bash]
             reason: fine
         agent:
@@ -80,10 +80,10 @@ def test_actions_parse_in_either_spelling() -> None:
     )
     first, second = loaded.scenario.actions
     assert isinstance(first, PromptAction)
-    assert first.suspend_after_parts == 3
+    assert first.suspend_after_steps == 3
     assert isinstance(second, ApproveAction)
     assert second.approve == ["weather", "bash"]
-    assert first.to_wire() == {"prompt": "Hello", "suspendAfterParts": 3}
+    assert first.to_wire() == {"prompt": "Hello", "suspendAfterSteps": 3}
 
 
 BAD_SCENARIOS = [
