@@ -17,8 +17,24 @@ from ._results import GenerateResult as GenerateResult
 from ._results import StepResult as StepResult
 from ._sandbox_common import extract_lines as extract_lines
 from ._sandbox_setup import SandboxConfig as SandboxConfig
+from ._scenario import LoadedScenario as LoadedScenario
+from ._scenario import Scenario as Scenario
+from ._scenario import ScenarioError as ScenarioError
+from ._scenario import ScenarioIssue as ScenarioIssue
+from ._scenario import builtin_scenario_path as builtin_scenario_path
+from ._scenario import builtin_scenarios as builtin_scenarios
+from ._scenario import load_scenario as load_scenario
+from ._scenario import parse_scenario as parse_scenario
+from ._scenario import scenario_json_schema as scenario_json_schema
 from ._session import AgentSession as AgentSession
 from ._session import SessionStatus as SessionStatus
+from ._simulate import VOLATILE_FIELDS as SIMULATION_VOLATILE_FIELDS
+from ._simulate import SessionReport as SessionReport
+from ._simulate import SimulationObserver as SimulationObserver
+from ._simulate import SimulationOptions as SimulationOptions
+from ._simulate import SimulationSummary as SimulationSummary
+from ._simulate import normalize_transcript_line as normalize_transcript_line
+from ._simulate import simulate as simulate
 from ._stream_result import StreamResult as StreamResult
 from ._strip import strip_work_dir as strip_work_dir
 from ._tool import Tool as Tool
@@ -28,29 +44,77 @@ from ._turn_state import ApprovalContinuation as ApprovalContinuation
 from ._turn_state import ResultContinuation as ResultContinuation
 from ._turn_state import StopCondition as StopCondition
 from ._turn_state import TurnState as TurnState
+from ._workflow import AnyioClock as AnyioClock
+from ._workflow import ManualClock as ManualClock
+from ._workflow import PartCollector as PartCollector
+from ._workflow import WorkflowClock as WorkflowClock
+from ._workflow import WorkflowFailedError as WorkflowFailedError
+from ._workflow import WorkflowResult as WorkflowResult
+from ._workflow import WorkflowState as WorkflowState
+from ._workflow import WorkflowStatus as WorkflowStatus
+from ._workflow import WorkflowStreamContext as WorkflowStreamContext
+from ._workflow import WorkflowUsage as WorkflowUsage
+from ._workflow import WorkflowWritable as WorkflowWritable
+from ._workflow import create_workflow_state as create_workflow_state
+from ._workflow import finalize_workflow as finalize_workflow
+from ._workflow import run_agent_step as run_agent_step
+from ._workflow import run_time_slice as run_time_slice
+from ._workflow import step_count_is as step_count_is
 
 __all__ = [
+    "SIMULATION_VOLATILE_FIELDS",
     "AgentSession",
+    "AnyioClock",
     "ApprovalContinuation",
     "DockerSandboxProvider",
     "DockerSandboxSession",
     "GenerateResult",
     "HarnessAgent",
     "IdGenerator",
+    "LoadedScenario",
     "LocalSandboxProvider",
     "LocalSandboxSession",
+    "ManualClock",
+    "PartCollector",
     "PrepareCall",
     "ResultContinuation",
     "SandboxConfig",
+    "Scenario",
+    "ScenarioError",
+    "ScenarioIssue",
+    "SessionReport",
     "SessionStatus",
+    "SimulationObserver",
+    "SimulationOptions",
+    "SimulationSummary",
     "StepResult",
     "StopCondition",
     "StreamResult",
     "Tool",
     "ToolExecutionOptions",
     "TurnState",
+    "WorkflowClock",
+    "WorkflowFailedError",
+    "WorkflowResult",
+    "WorkflowState",
+    "WorkflowStatus",
+    "WorkflowStreamContext",
+    "WorkflowUsage",
+    "WorkflowWritable",
+    "builtin_scenario_path",
+    "builtin_scenarios",
     "compute_tool_filtering",
+    "create_workflow_state",
     "extract_lines",
+    "finalize_workflow",
+    "load_scenario",
+    "normalize_transcript_line",
+    "parse_scenario",
+    "run_agent_step",
+    "run_time_slice",
+    "scenario_json_schema",
+    "simulate",
+    "step_count_is",
     "strip_work_dir",
     "tool",
 ]
