@@ -464,6 +464,7 @@ class HarnessAgent:
             else:
                 core.state = TurnState.SUSPENDED
             core.buffered_parts = _buffered(continue_state)
+            core.settled_call_ids = set(continue_state.settled_tool_call_ids or [])
         session = AgentSession(
             agent=self,
             harness_session=harness_session,

@@ -183,7 +183,9 @@ class SliceRunner:
         self.pause_requested = False
         # slice state
         self.seen_calls: dict[str, _SeenCall] = {}
-        self.host_settled: set[str] = set()
+        # Shared with the turn: a call settled in an earlier slice stays settled (its
+        # outcome was already delivered), also across a JSON round trip of the state.
+        self.host_settled: set[str] = core.settled_call_ids
         self.builtin_settled: set[str] = set()
         self.consumed_approvals: set[str] = set()
         self.running_executions = 0
@@ -832,6 +834,8 @@ class SliceRunner:
         )
         self.core.state = TurnState.AWAITING_TOOL_RESULT
         if seen is not None:
+            # Consumers see this outcome now; the runtime's later echo is a replay.
+            self.host_settled.add(tool_call_id)
             if is_error:
                 self.held.append(
                     ConsumerToolErrorPart(

@@ -84,6 +84,8 @@ class TurnCore:
     suspending: bool = False
     captured_state: ContinueTurnState | None = None
     buffered_parts: list[StreamPart] = field(default_factory=list)
+    #: Calls settled by the host in this turn (any slice): replays are suppressed.
+    settled_call_ids: set[str] = field(default_factory=set)
     slice_running: bool = False
     #: Why a suspension could not capture a host result (raised by suspend_turn).
     capture_error: BaseException | None = None
@@ -101,6 +103,7 @@ class TurnCore:
         self.queue = None
         self.captured_state = None
         self.buffered_parts = []
+        self.settled_call_ids = set()
 
     def awaiting_state(self) -> TurnState:
         """The paused state that matches the pending records."""

@@ -488,13 +488,6 @@ async def test_a_block_cut_by_a_slice_is_closed_and_reopened(tmp_path: Path) -> 
     assert final.stream_context is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a host result captured while suspending is delivered to the consumer in "
-    "that slice; when a later suspension falls between its submission and the runtime's "
-    "echo, the next agent forwards the echo as a second tool-result (no state records "
-    "that the consumer already saw it)",
-)
 async def test_a_settled_result_is_not_delivered_again_after_a_second_suspension(
     tmp_path: Path,
 ) -> None:
