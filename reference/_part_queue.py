@@ -114,7 +114,7 @@ class PartQueue:
         if self._pushback:
             return self._pushback.popleft()
         item = await self._receive.receive()
-        return None if item is _WAKE else item  # type: ignore[return-value]
+        return None if isinstance(item, _Wake) else item
 
     def drain_nowait(self) -> list[QueueItem]:
         """Everything queued right now."""
@@ -125,7 +125,7 @@ class PartQueue:
                 item = self._receive.receive_nowait()
             except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 return items
-            if item is not _WAKE:
+            if not isinstance(item, _Wake):
                 items.append(item)
 
 
