@@ -152,7 +152,8 @@ class ApprovalMachine(RuleBasedStateMachine):
     )
     def answer(self, approve: list[bool], via: str) -> None:
         """Answer every pending approval and client result, in one of three ways."""
-        assert self.session is not None and self.agent is not None
+        assert self.session is not None
+        assert self.agent is not None
         pending = self.session.pending_tool_approvals
         approvals = []
         for index, record in enumerate(pending):
@@ -176,7 +177,8 @@ class ApprovalMachine(RuleBasedStateMachine):
             via = "continue"
 
         async def go() -> list[ConsumerPart]:
-            assert self.session is not None and self.agent is not None
+            assert self.session is not None
+            assert self.agent is not None
             if via == "json":
                 state = json.loads(json.dumps((await self.session.suspend_turn()).to_wire()))
                 self.agent = self._new_agent()
