@@ -183,16 +183,7 @@ class AgentSession:
         core.captured_state = None
         core.buffered_parts = []
         abort_event = abort or anyio.Event()
-        options = PromptTurnOptions(
-            prompt=prompt,
-            emit=core.queue.emit,
-            tools=tuple(frozen.settings.tools),
-            instructions=frozen.settings.instructions,
-            response_format=frozen.response_format,
-            skills=tuple(frozen.settings.skills),
-            model=frozen.settings.model,
-            abort=abort_event,
-        )
+        options = PromptTurnOptions(prompt=prompt, **_turn_options(frozen, core.queue, abort_event))
         try:
             control = await self._harness_session.do_prompt_turn(options)
         except Exception as error:
@@ -227,15 +218,7 @@ class AgentSession:
         core.suspending = False
         core.captured_state = None
         abort_event = abort or anyio.Event()
-        options = ContinueTurnOptions(
-            emit=core.queue.emit,
-            tools=tuple(frozen.settings.tools),
-            instructions=frozen.settings.instructions,
-            response_format=frozen.response_format,
-            skills=tuple(frozen.settings.skills),
-            model=frozen.settings.model,
-            abort=abort_event,
-        )
+        options = ContinueTurnOptions(**_turn_options(frozen, core.queue, abort_event))
         try:
             control = await self._harness_session.do_continue_turn(options)
         except Exception as error:
@@ -503,6 +486,19 @@ class AgentSession:
         await submit(text)
 
     experimental_steer_turn = steer_turn
+
+
+def _turn_options(frozen: FrozenTurn, queue: PartQueue, abort: anyio.Event) -> dict[str, Any]:
+    """The turn settings both ``do_prompt_turn`` and ``do_continue_turn`` receive."""
+    return {
+        "emit": queue.emit,
+        "tools": tuple(frozen.settings.tools),
+        "instructions": frozen.settings.instructions,
+        "response_format": frozen.response_format,
+        "skills": tuple(frozen.settings.skills),
+        "model": frozen.settings.model,
+        "abort": abort,
+    }
 
 
 def _failed_result(error: BaseException) -> StreamResult:
