@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any
@@ -19,6 +20,7 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
     ContinueTurnState,
     HarnessCapabilityUnsupportedError,
+    HarnessSessionStateError,
     PromptTurnOptions,
     ResumeSessionState,
     baseline_input_problems,
@@ -57,13 +59,21 @@ def _require_finished(parts: list[ConsumerPart], what: str) -> None:
         )
 
 
-def _check_slices(adapter: RecordingAdapter, *, completed: bool) -> None:
+def _check_slices(
+    adapter: RecordingAdapter, *, completed: bool, report_missing_finish: bool = True
+) -> None:
     violations = recorded_violations(
         adapter.sessions,
         builtin_tools=adapter.builtin_tools,
         harness_id=adapter.harness_id,
         completed="all" if completed else "none",
     )
+    if not report_missing_finish:
+        # The one violation without a part index is the missing `finish` of a completed
+        # turn (STREAM-040); the caller reports that itself, with the turn's error.
+        violations = [
+            v for v in violations if not (v.requirement == "STREAM-040" and v.index is None)
+        ]
     _fail_first(violations, context=f"adapter {adapter.harness_id}")
 
 
@@ -166,6 +176,8 @@ async def capability_flags(ctx: CheckContext) -> None:
             observed=adapter.supports_builtin_tool_filtering,
         )
     builtins = list(adapter.builtin_tools)
+    if adapter.supports_builtin_tool_approvals:
+        await _require_approval_method(ctx, adapter)
     if adapter.supports_builtin_tool_approvals and builtins:
         for mode in PERMISSION_MODES:
             agent = ctx.agent(adapter, permission_mode=mode)
@@ -187,6 +199,32 @@ async def capability_flags(ctx: CheckContext) -> None:
                 raise CheckFailed(
                     "FILTER-019", f"built-in filtering {settings} refused: {error}"
                 ) from error
+
+
+async def _require_approval_method(ctx: CheckContext, adapter: RecordingAdapter) -> None:
+    """ADAPTER-048: an approval-capable adapter's prompt controls offer submit_tool_approval."""
+    agent = ctx.agent(adapter)
+    await ctx.create_session(agent, session_id="conformance-approval-method")
+    live = adapter.live_sessions[-1]
+    emitted: list[object] = []
+    with anyio.fail_after(ctx.capabilities.turn_timeout):
+        # The adapter's own control, not the agent's view of it: the agent only probes
+        # for the method when a request arrives, which a plain prompt may never cause.
+        control = await live.do_prompt_turn(
+            PromptTurnOptions(prompt=ctx.prompts[0], emit=emitted.append, abort=anyio.Event())
+        )
+        offers = callable(getattr(control, "submit_tool_approval", None))
+        with contextlib.suppress(Exception):
+            # Only the control's surface matters here; the stream checks judge the turn.
+            await control.done()
+    if not offers:
+        raise CheckFailed(
+            "ADAPTER-048",
+            "supports_builtin_tool_approvals is True but the prompt control returned by "
+            "do_prompt_turn has no submit_tool_approval",
+            expected="a callable submit_tool_approval",
+            observed=sorted(name for name in dir(control) if not name.startswith("_")),
+        )
 
 
 # -- turns -------------------------------------------------------------------------------
@@ -222,8 +260,10 @@ async def stream_grammar(ctx: CheckContext) -> None:
     for prompt in ctx.prompts:
         parts = await ctx.run_prompt(agent, session, prompt)
         _fail_first(consumer_violations(parts), context=f"consumer stream of {prompt!r}")
+        # The adapter's own parts first: a turn that failed on a grammar violation is
+        # reported as that violation, not as the STREAM-040 "did not finish" it causes.
+        _check_slices(adapter, completed=True, report_missing_finish=False)
         _require_finished(parts, f"the turn for {prompt!r}")
-    _check_slices(adapter, completed=True)
 
 
 @check(
@@ -328,6 +368,7 @@ async def _resume_and_prompt(ctx: CheckContext, state: ResumeSessionState, sessi
         "LIFECYCLE-007",
         "LIFECYCLE-040",
         "ADAPTER-008",
+        "ADAPTER-024",
     ),
     depends_on=("stream.grammar",),
 )
@@ -352,6 +393,7 @@ async def detach_resume(ctx: CheckContext) -> None:
         "LIFECYCLE-006",
         "LIFECYCLE-007",
         "LIFECYCLE-040",
+        "ADAPTER-024",
     ),
     depends_on=("stream.grammar",),
 )
@@ -404,7 +446,14 @@ async def refused_after_end(ctx: CheckContext) -> None:
 @check(
     "lifecycle.suspend-continue",
     title="do_suspend_turn freezes a running turn; done() settles cleanly; the turn continues",
-    requirements=("ADAPTER-030", "ADAPTER-031", "ADAPTER-028", "LIFECYCLE-005", "LIFECYCLE-041"),
+    requirements=(
+        "ADAPTER-030",
+        "ADAPTER-031",
+        "ADAPTER-028",
+        "LIFECYCLE-005",
+        "LIFECYCLE-041",
+        "ADAPTER-024",
+    ),
     depends_on=("stream.grammar",),
 )
 async def suspend_continue(ctx: CheckContext) -> None:
@@ -434,16 +483,26 @@ async def suspend_continue(ctx: CheckContext) -> None:
 
             group.start_soon(consume)
             group.start_soon(suspend)
-    if state is None:
-        raise CheckSkipped(
-            f"the turn finished before it could be suspended ({suspend_error}); "
-            "declare a prompt that takes several parts to answer"
-        )
     recorded = adapter.sessions[-1]
-    if recorded.slices and recorded.slices[0].done_error is not None:
+    if "do_suspend_turn" in recorded.calls and recorded.slices[0].done_error is not None:
         raise CheckFailed(
             "ADAPTER-031", f"done() raised after do_suspend_turn: {recorded.slices[0].done_error}"
         )
+    if state is None:
+        if _turn_already_over(suspend_error):
+            raise CheckSkipped(
+                f"the turn finished before it could be suspended ({suspend_error}); "
+                "declare a prompt that takes several parts to answer"
+            )
+        raise CheckFailed(
+            "ADAPTER-030",
+            f"suspend_turn of a running turn failed: {type(suspend_error).__name__}: "
+            f"{suspend_error}",
+            expected="a valid continue-turn state from do_suspend_turn",
+            observed=[
+                item["state"] for item in recorded.states if item["from"] == "do_suspend_turn"
+            ],
+        ) from suspend_error
     raw = next(item["state"] for item in recorded.states if item["from"] == "do_suspend_turn")
     _validate_state(adapter, raw, "continue-turn")
     if not ctx.capabilities.resume:
@@ -464,6 +523,13 @@ async def suspend_continue(ctx: CheckContext) -> None:
         parts = await ctx.collect(continued)
     if parts[-1].type != "finish":
         raise CheckFailed("LIFECYCLE-041", f"the continued turn ended with {to_wire(parts[-1])!r}")
+
+
+def _turn_already_over(error: BaseException | None) -> bool:
+    """Whether suspend_turn failed only because the turn had already finished."""
+    # Only the agent's own refusal of an idle session may skip the check: an invalid
+    # state or an adapter error means do_suspend_turn itself is broken.
+    return isinstance(error, HarnessSessionStateError) and "has no unfinished turn" in str(error)
 
 
 @check(

@@ -73,6 +73,8 @@ class Check:
     run: Callable[[CheckContext], Awaitable[None]] | None = None
     run_scenario: Callable[[CheckContext, Any], Awaitable[None]] | None = None
     scenarios: Callable[[CheckContext], SearchStrategy[Any]] | None = field(default=None)
+    #: Scenarios run before any generated one, in this order (hypothesis ``@example``).
+    examples: tuple[Any, ...] = ()
 
     @property
     def is_property(self) -> bool:
@@ -139,10 +141,27 @@ def property_check(
     tier: Tier = "scripted",
     needs: Iterable[str] = (),
     depends_on: Iterable[str] = (),
+    examples: Iterable[Any] = (),
 ) -> Callable[
     [Callable[[CheckContext, Any], Awaitable[None]]], Callable[[CheckContext, Any], Awaitable[None]]
 ]:
-    """Register an async check run once per generated JSON scenario."""
+    """Register an async check run once per generated JSON scenario.
+
+    Args:
+        check_id: The check's id (``area.name``).
+        title: One line saying what the check verifies.
+        requirements: The requirement ids it verifies.
+        scenarios: Builds the hypothesis strategy of JSON scenarios for a context.
+        tier: ``scripted`` (default) or ``black-box``.
+        needs: Capabilities without which the check is skipped.
+        depends_on: Checks whose failure blocks this one.
+        examples: Explicit JSON scenarios that run first, in order, on every run and
+            whatever the seed (for corners a few random draws could miss); they count
+            as examples but are never shrunk.
+
+    Returns:
+        A decorator registering the function and returning it unchanged.
+    """
 
     def decorate(
         function: Callable[[CheckContext, Any], Awaitable[None]],
@@ -157,6 +176,7 @@ def property_check(
                 depends_on=tuple(depends_on),
                 run_scenario=function,
                 scenarios=scenarios,
+                examples=tuple(examples),
             )
         )
         return function

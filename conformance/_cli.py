@@ -62,7 +62,10 @@ def self_targets() -> list[AdapterTarget]:
     "--expectations",
     "expectations_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="YAML of known bugs: `xfail: {check_id: reason}` (strict).",
+    help=(
+        "YAML of known bugs: `xfail: {check_id: reason}` (strict); with --self, merged "
+        "over each profile's own known deviations."
+    ),
 )
 @click.option("--check", "check_ids", multiple=True, help="Run only these check ids.")
 @click.option("--list", "list_only", is_flag=True, help="List the checks and exit.")

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -22,6 +22,9 @@ from harness_testkit.spec import ConsumerPart, HarnessAdapter, SandboxProvider
 from ._capabilities import AdapterCapabilities
 from ._checks import CheckFailed
 from ._recording import RecordingAdapter
+
+if TYPE_CHECKING:
+    from ._runner import Expectations
 
 __all__ = [
     "PROFILES",
@@ -58,11 +61,14 @@ class AdapterTarget:
         factory: Returns a fresh adapter each call.
         capabilities: What the adapter claims to support.
         name: How reports and replay commands name it (``package.module:factory``).
+        expectations: The target's own known deviations (strict xfail), merged under
+            the run's expectations; ``None`` when it has none.
     """
 
     factory: AdapterFactory
     capabilities: AdapterCapabilities = field(default_factory=AdapterCapabilities)
     name: str = "adapter"
+    expectations: Expectations | None = None
 
 
 def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> AdapterTarget:
@@ -190,10 +196,12 @@ class CheckContext:
                 result = await agent.stream(session=session, prompt=prompt, **options)
                 return await self.collect(result)
         except TimeoutError as error:
+            # Nothing aborted this turn, so ADAPTER-042 (settling after an abort) does not
+            # apply: a done() that neither returns nor raises breaks the control contract.
             raise CheckFailed(
-                "ADAPTER-042",
-                f"the turn did not finish within {self.capabilities.turn_timeout} s "
-                "(declared turn_timeout); the adapter hangs",
+                "ADAPTER-044",
+                f"the turn did not settle within {self.capabilities.turn_timeout} s "
+                "(declared turn_timeout): done() neither returned nor raised",
             ) from error
 
     async def generate(

@@ -55,6 +55,12 @@ class Expectations:
             raise ValueError(f"{path}: expected a mapping `xfail: {{check_id: reason}}` of strings")
         return cls(xfail=dict(xfail))
 
+    def merged(self, other: Expectations | None) -> Expectations:
+        """These entries over ``other``'s (a run's own reasons win over a target's)."""
+        if other is None or not other.xfail:
+            return self
+        return Expectations(xfail={**other.xfail, **self.xfail})
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -153,7 +159,9 @@ def run_check(
             failing_scenario = getattr(error, "scenario", scenario)
         transcript = context_holder[-1].transcript() if context_holder else []
     duration = time.perf_counter() - started
-    expected = options.expectations.xfail.get(check.id)
+    # The target's known deviations count too, so every caller (CLI, selftest reference
+    # run, pytest plugin) judges a target the same way.
+    expected = options.expectations.merged(target.expectations).xfail.get(check.id)
     if expected is not None:
         if status == "fail":
             status, message = "xfail", f"known bug: {expected} ({message.splitlines()[0]})"
@@ -205,7 +213,7 @@ async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
 
 
 def _run_property(check: Check, new_context: Any, options: RunOptions) -> tuple[int, Any]:
-    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import HealthCheck, Phase, example, given, settings
     from hypothesis import seed as hypothesis_seed
 
     assert check.scenarios is not None
@@ -215,16 +223,6 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> tuple[
     count = [0]
     last_failure: list[Any] = [None]
 
-    @hypothesis_seed(options.seed)
-    @settings(
-        max_examples=options.profile_settings.max_examples,
-        deadline=None,
-        database=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-    )
     @given(strategy)
     def run(scenario: Any) -> None:
         count[0] += 1
@@ -233,6 +231,21 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> tuple[
         except Exception:
             last_failure[0] = scenario
             raise
+
+    # Hypothesis runs explicit examples last-decorated first: decorate in reverse so
+    # they run in the order the check lists them.
+    for scenario in reversed(check.examples):
+        run = example(scenario)(run)
+    run = settings(
+        max_examples=options.profile_settings.max_examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+    )(run)
+    run = hypothesis_seed(options.seed)(run)
 
     try:
         run()
@@ -320,7 +333,7 @@ def run_suite(
         results.append(result)
     warnings = [
         f"expectations entry {name!r} names no check of this suite (stale?)"
-        for name in options.expectations.xfail
+        for name in options.expectations.merged(target.expectations).xfail
         if name not in {item.id for item in ordered_checks()}
     ]
     try:

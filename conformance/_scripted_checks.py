@@ -8,18 +8,27 @@ failure shrinks to a minimal scenario that ``harness-testkit replay`` reruns.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import anyio
 from hypothesis import strategies as st
 
-from harness_testkit.reference import HarnessAgent, SandboxConfig, Tool, ToolExecutionOptions, tool
+from harness_testkit.reference import (
+    AgentSession,
+    HarnessAgent,
+    SandboxConfig,
+    Tool,
+    ToolExecutionOptions,
+    tool,
+)
 from harness_testkit.spec import (
     BuiltinToolFiltering,
     ConsumerPart,
+    ConsumerTextDeltaPart,
     ConsumerToolApprovalRequestPart,
     ConsumerToolCallPart,
     ConsumerToolErrorPart,
@@ -31,7 +40,7 @@ from harness_testkit.spec import (
     is_builtin_tool_included,
 )
 
-from ._checks import CheckFailed, CheckSkipped, property_check
+from ._checks import CheckFailed, CheckSkipped, check, property_check
 from ._context import CheckContext
 from ._grammar import recorded_violations, to_wire
 from ._recording import RecordingAdapter
@@ -57,13 +66,18 @@ class HostToolCounter:
         self.by_call: Counter[str] = Counter()
         self.by_name: Counter[str] = Counter()
 
+    @staticmethod
+    def output(name: str) -> dict[str, Any]:
+        """What the tool named ``name`` returns from every execution."""
+        return {"tool": name, "ok": True}
+
     def make(self, name: str, *, client_side: bool = False) -> Tool:
         """A host tool named ``name`` that records every execution."""
 
         def execute(value: Any, options: ToolExecutionOptions) -> Any:
             self.by_call[options.tool_call_id] += 1
             self.by_name[name] += 1
-            return {"tool": name, "ok": True}
+            return self.output(name)
 
         return tool(
             description=f"Conformance tool {name}",
@@ -115,12 +129,18 @@ def _observations(adapter: RecordingAdapter) -> Any:
     return log
 
 
-def _executions(adapter: RecordingAdapter) -> dict[str, list[Any]]:
+def _executions(*adapters: RecordingAdapter) -> dict[str, list[Any]]:
+    """``ToolExecuted`` observations by call id, over every adapter given.
+
+    A turn continued from a JSON state runs in another adapter: what ran before the
+    suspension is in the first adapter's log, what ran after in the next one's.
+    """
     from harness_testkit.fake_harness import ToolExecuted
 
     found: dict[str, list[Any]] = {}
-    for entry in _observations(adapter).of_kind(ToolExecuted):
-        found.setdefault(entry.tool_call_id, []).append(entry)
+    for adapter in adapters:
+        for entry in _observations(adapter).of_kind(ToolExecuted):
+            found.setdefault(entry.tool_call_id, []).append(entry)
     return found
 
 
@@ -133,18 +153,42 @@ async def _write_seed_file(session: SandboxSession, work_dir: str) -> None:
 SEEDED = SandboxConfig(on_session=_write_seed_file)
 
 
-def _grammar(ctx: CheckContext) -> None:
-    """Stream grammar over everything the check's adapters emitted."""
-    if not ctx.adapters:
+def _grammar(ctx: CheckContext, adapters: Sequence[RecordingAdapter] | None = None) -> None:
+    """Stream grammar over everything the check's adapters (or ``adapters``) emitted."""
+    judged = ctx.adapters if adapters is None else adapters
+    if not judged:
         return
-    first = ctx.adapters[0]
+    first = judged[0]
     violations = recorded_violations(
-        [session for adapter in ctx.adapters for session in adapter.sessions],
+        [session for adapter in judged for session in adapter.sessions],
         builtin_tools=first.builtin_tools,
         harness_id=first.harness_id,
     )
     if violations:
         raise CheckFailed(violations[0].requirement, str(violations[0]))
+
+
+@contextlib.contextmanager
+def _grammar_first(
+    ctx: CheckContext, adapters: Sequence[RecordingAdapter] | None = None
+) -> Iterator[None]:
+    """Run the stream grammar when the turns inside are over, before any other verdict.
+
+    A check's own assertions (and the agent's reactions) often trip over a stream the
+    adapter got wrong: the grammar names that cause. So it runs when the turns end and
+    also when driving them fails, and its violation wins over the failure it caused.
+
+    Args:
+        ctx: The check's context.
+        adapters: Judge only these adapters' sessions (default: all of the check's),
+            read when the block ends.
+    """
+    try:
+        yield
+    except Exception:
+        _grammar(ctx, adapters)
+        raise
+    _grammar(ctx, adapters)
 
 
 # -- 1. tool merging -----------------------------------------------------------------------
@@ -192,7 +236,8 @@ async def tool_merging(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             observed=list(agent.tools),
         )
     session = await ctx.create_session(agent)
-    parts = await ctx.run_prompt(agent, session, "merge tools")
+    with _grammar_first(ctx):
+        parts = await ctx.run_prompt(agent, session, "merge tools")
     from harness_testkit.fake_harness import TurnStarted
 
     started = _observations(adapter).of_kind(TurnStarted)
@@ -218,7 +263,6 @@ async def tool_merging(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
                 "MERGE-010",
                 f"host tool '{name}' (call h{index}) ran {counter.by_call[f'h{index}']} times, expected once",
             )
-    _grammar(ctx)
 
 
 # -- 2. filtering --------------------------------------------------------------------------
@@ -345,7 +389,8 @@ async def filtering(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             expected=to_wire(expected_filter),
             observed=to_wire(started.builtin_tool_filtering),
         )
-    await ctx.run_prompt(agent, session, "filtering")
+    with _grammar_first(ctx):
+        await ctx.run_prompt(agent, session, "filtering")
     executions = _executions(adapter)
     for index, name in enumerate(executable):
         call_id = f"b{index}-{name}"
@@ -365,7 +410,6 @@ async def filtering(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             )
         if name not in active and runs:
             raise CheckFailed("FILTER-015", f"inactive host tool '{name}' ran on the host")
-    _grammar(ctx)
 
 
 # -- 4. dynamic parts ------------------------------------------------------------------------
@@ -434,7 +478,8 @@ async def dynamic_parts(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     _set_script(adapter, _script(*steps, announce=False))
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    parts = await ctx.run_prompt(agent, session, "dynamic parts")
+    with _grammar_first(ctx):
+        parts = await ctx.run_prompt(agent, session, "dynamic parts")
     profile_name = getattr(getattr(adapter.inner, "profile", None), "name", None)
     emits = True
     modify_only = False
@@ -540,12 +585,28 @@ def _normalise(parts: Sequence[ConsumerPart]) -> list[Any]:
     needs=("resume",),
 )
 async def continuations(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
+    # A suspension may cut a text block or a streamed tool input in two, which the
+    # per-slice grammar cannot follow: it judges the uninterrupted run, and comparing
+    # the slices with that run judges them.
+    judged: list[RecordingAdapter] = []
+    with _grammar_first(ctx, judged):
+        await _split_and_continue(ctx, scenario, judged)
+
+
+async def _split_and_continue(
+    ctx: CheckContext, scenario: Mapping[str, Any], judged: list[RecordingAdapter]
+) -> None:
     script = scenario["script"]
     whole_adapter = ctx.adapter()
+    judged.append(whole_adapter)
     _set_script(whole_adapter, script)
     whole_agent = ctx.agent(whole_adapter)
     whole_session = await ctx.create_session(whole_agent, session_id="cont-whole")
-    whole = _normalise(await ctx.run_prompt(whole_agent, whole_session, "go"))
+    whole_parts = await ctx.run_prompt(whole_agent, whole_session, "go")
+    whole = _normalise(whole_parts)
+    # The drawn cut wraps around the parts before the terminal one, so the suspension
+    # is requested while the turn still runs instead of after it mostly finished.
+    cut_after = 1 + scenario["cut"] % max(1, len(whole_parts) - 1)
 
     first_adapter = ctx.adapter()
     _set_script(first_adapter, script)
@@ -561,7 +622,7 @@ async def continuations(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             async def consume() -> None:
                 async for part in result.full_stream:
                     head.append(part)
-                    if len(head) >= scenario["cut"]:
+                    if len(head) >= cut_after:
                         cut.set()
                 cut.set()
 
@@ -618,62 +679,106 @@ async def continuations(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
 # -- smaller scripted requirements ---------------------------------------------------------
 
 
+_PERMISSION_MODE_NAMES = ("allow-all", "allow-edits", "allow-reads")
+_APPROVAL_VIAS = ("continue", "json")
+
+#: Every (mode, answer, route) once, approvals first: twelve scenarios, which the few
+#: random draws of a smoke run would not all reach (a defect of one mode would slip).
+_PERMISSION_EXAMPLES = tuple(
+    {"mode": mode, "approve": approve, "via": via}
+    for approve in (True, False)
+    for via in _APPROVAL_VIAS
+    for mode in _PERMISSION_MODE_NAMES
+)
+
+
 @property_check(
     "scripted.permission-modes",
     title="Built-ins ask for approval exactly as the permission mode and tool kinds require",
     requirements=("APPROVAL-002", "APPROVAL-003", "APPROVAL-004", "APPROVAL-034", "APPROVAL-035"),
     scenarios=lambda ctx: st.fixed_dictionaries(
         {
-            "mode": st.sampled_from(["allow-all", "allow-edits", "allow-reads"]),
+            "mode": st.sampled_from(_PERMISSION_MODE_NAMES),
             "approve": st.booleans(),
+            "via": st.sampled_from(_APPROVAL_VIAS),
         }
     ),
     needs=("builtin_tool_approvals",),
+    examples=_PERMISSION_EXAMPLES,
 )
 async def permission_modes(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.spec import requires_approval
 
+    mode, approve = scenario["mode"], bool(scenario["approve"])
+    via = scenario.get("via", "continue")
+    if via == "json" and not ctx.capabilities.resume:
+        via = "continue"  # without resume no session can start from the JSON state
     adapter = ctx.adapter()
     executable = _executable_builtins(adapter)
     if not executable:
-        return
-    _set_script(adapter, _script(builtin_call_actions(executable), [{"text": "done"}]))
-    mode = scenario["mode"]
-    agent = ctx.agent(adapter, permission_mode=mode, sandbox_config=SEEDED)
-    session = await ctx.create_session(agent)
-    parts = await ctx.run_prompt(agent, session, "permission modes")
+        raise CheckSkipped(
+            "the adapter declares none of the built-ins the scripted suite runs "
+            f"({', '.join(_BUILTIN_INPUTS)})"
+        )
+    script = _script(builtin_call_actions(executable), [{"text": "done"}])
+
+    def make_agent(adapter: RecordingAdapter) -> HarnessAgent:
+        return ctx.agent(adapter, permission_mode=mode, sandbox_config=SEEDED)
+
+    _set_script(adapter, script)
+    agent = make_agent(adapter)
+    session = await ctx.create_session(agent, session_id="permission-modes")
+    all_parts: list[ConsumerPart] = []
     asked: set[str] = set()
-    rounds = 0
-    while True:
-        requests = [
-            p
-            for p in parts
-            if isinstance(p, ConsumerToolApprovalRequestPart) and not p.is_automatic
-        ]
-        new = [p for p in requests if p.tool_call.tool_call_id not in asked]
-        if not new:
-            break
-        rounds += 1
-        if rounds > len(executable) + 1:
-            raise CheckFailed(
-                "APPROVAL-034", "approval requests keep coming back after being answered"
-            )
-        for request in new:
-            asked.add(request.tool_call.tool_call_id)
-        with anyio.fail_after(ctx.capabilities.turn_timeout):
-            result = await agent.continue_stream(
-                session=session,
-                tool_approval_continuations=[
-                    {
-                        "type": "tool-approval-response",
-                        "approvalId": r.approval_id,
-                        "approved": scenario["approve"],
-                    }
-                    for r in new
-                ],
-            )
-            parts = await ctx.collect(result)
-    executions = _executions(adapter)
+    with _grammar_first(ctx):
+        parts = await ctx.run_prompt(agent, session, "permission modes")
+        all_parts.extend(parts)
+        rounds = 0
+        while True:
+            new = [
+                p
+                for p in parts
+                if isinstance(p, ConsumerToolApprovalRequestPart)
+                and not p.is_automatic
+                and p.tool_call.tool_call_id not in asked
+            ]
+            if not new:
+                break
+            rounds += 1
+            if rounds > len(executable) + 1:
+                raise CheckFailed(
+                    "APPROVAL-034", "approval requests keep coming back after being answered"
+                )
+            asked.update(request.tool_call.tool_call_id for request in new)
+            if via == "json":
+                # The answers must reach the runtime through a session restored from the
+                # suspended turn's JSON state too, not only through the live control.
+                state = json.loads(json.dumps((await session.suspend_turn()).to_wire()))
+                adapter = ctx.adapter()
+                _set_script(adapter, script)
+                agent = make_agent(adapter)
+                session = await ctx.create_session(
+                    agent, session_id="permission-modes", continue_from=state
+                )
+            answers = [
+                {"type": "tool-approval-response", "approvalId": r.approval_id, "approved": approve}
+                for r in new
+            ]
+            try:
+                with anyio.fail_after(ctx.capabilities.turn_timeout):
+                    result = await agent.continue_stream(
+                        session=session, tool_approval_continuations=answers
+                    )
+                    parts = await ctx.collect(result)
+            except TimeoutError as error:
+                raise CheckFailed(
+                    "APPROVAL-034" if approve else "APPROVAL-035",
+                    f"after {'approving' if approve else 'denying'} "
+                    f"{', '.join(sorted(r.tool_call.tool_call_id for r in new))} (via {via}) "
+                    f"the turn did not continue within {ctx.capabilities.turn_timeout} s",
+                ) from error
+            all_parts.extend(parts)
+    executions = _executions(*ctx.adapters)
     for index, name in enumerate(executable):
         call_id = f"b{index}-{name}"
         kind = adapter.builtin_tools[name].tool_use_kind
@@ -690,13 +795,32 @@ async def permission_modes(ctx: CheckContext, scenario: Mapping[str, Any]) -> No
                 f"built-in '{name}' ({kind}) under {mode}: approval asked={was_asked}, expected {needs}",
             )
         ran = sum(1 for entry in executions.get(call_id, []) if entry.executed)
-        if needs and not scenario["approve"] and ran:
+        if needs and not approve and ran:
             raise CheckFailed("APPROVAL-035", f"denied built-in '{name}' was executed")
-        if (not needs or scenario["approve"]) and ran != 1:
+        if (not needs or approve) and ran != 1:
             raise CheckFailed(
                 "APPROVAL-034", f"built-in '{name}' executed {ran} times, expected exactly once"
             )
-    _grammar(ctx)
+        if needs and approve:
+            outcomes = [
+                p
+                for p in all_parts
+                if isinstance(p, ConsumerToolResultPart | ConsumerToolErrorPart)
+                and p.tool_call_id == call_id
+                and not getattr(p, "preliminary", False)
+            ]
+            # A lossy continuation from a JSON state re-emits the in-flight step from its
+            # start (declared, see scripted.continuations), results included: there only
+            # a missing outcome is wrong.
+            rerun = via == "json" and ctx.capabilities.continuation == "lossy"
+            if len(outcomes) != 1 and not (rerun and outcomes):
+                raise CheckFailed(
+                    "APPROVAL-034",
+                    f"approved built-in '{name}' ({call_id}, via {via}) ran once but its "
+                    f"outcome reached consumers {len(outcomes)} times across the turn's "
+                    "slices, expected exactly one tool-result",
+                    observed=[to_wire(p) for p in outcomes],
+                )
 
 
 def _approval_plan_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
@@ -747,6 +871,71 @@ async def host_approvals(ctx: CheckContext, scenario: Mapping[str, Any]) -> None
     _set_script(adapter, script)
     agent = make_agent(adapter)
     session = await ctx.create_session(agent, session_id="approvals")
+    with _grammar_first(ctx):
+        all_parts = await _drive_host_approvals(
+            ctx, scenario, via, counter, make_agent, script, agent, session
+        )
+    from harness_testkit.fake_harness import ToolResultReceived
+
+    # What each host call's execution returned (HostToolCounter) and what the check
+    # answered for client-side calls: the runtime must receive exactly that.
+    submitted = {
+        f"c{index}": counter.output(name) if kind != "client" else {"client": f"c{index}"}
+        for index, (name, kind) in enumerate(zip(names, kinds, strict=True))
+    }
+    received: dict[str, list[Any]] = {}
+    for recorded in ctx.adapters:
+        for entry in _observations(recorded).of_kind(ToolResultReceived):
+            received.setdefault(entry.tool_call_id, []).append(entry.output)
+    for index, kind in enumerate(kinds):
+        call_id = f"c{index}"
+        ran = counter.by_call[call_id]
+        approved = _approved(kinds, scenario["decisions"], call_id)
+        should_run = kind == "auto" or approved
+        if should_run and ran != 1:
+            raise CheckFailed(
+                "APPROVAL-034", f"call {call_id} ({kind}) ran {ran} times, expected exactly once"
+            )
+        if not should_run and ran:
+            raise CheckFailed(
+                "APPROVAL-034", f"call {call_id} ({kind}) ran although it was denied or client-side"
+            )
+        outcomes = [
+            p
+            for p in all_parts
+            if isinstance(p, ConsumerToolResultPart | ConsumerToolErrorPart)
+            and p.tool_call_id == call_id
+            and not getattr(p, "preliminary", False)
+        ]
+        if kind == "approve" and approved and len(outcomes) != 1:
+            raise CheckFailed(
+                "APPROVAL-034",
+                f"approved call {call_id}'s result appears {len(outcomes)} times in the continued streams, expected once",
+            )
+        if should_run or kind == "client":
+            outputs = received.get(call_id, [])
+            if not outputs or any(output != submitted[call_id] for output in outputs):
+                raise CheckFailed(
+                    "HOSTTOOL-006",
+                    f"the runtime did not receive call {call_id}'s ({kind}) submitted output "
+                    f"as its result (via {via})",
+                    expected=submitted[call_id],
+                    observed=outputs,
+                )
+
+
+async def _drive_host_approvals(
+    ctx: CheckContext,
+    scenario: Mapping[str, Any],
+    via: str,
+    counter: HostToolCounter,
+    make_agent: Callable[[RecordingAdapter], HarnessAgent],
+    script: Mapping[str, Any],
+    agent: HarnessAgent,
+    session: AgentSession,
+) -> list[ConsumerPart]:
+    """The turns of :func:`host_approvals`: the prompt, then one answer round per pause."""
+    kinds: list[str] = list(scenario["calls"])
     parts = await ctx.run_prompt(agent, session, "approvals")
     all_parts: list[ConsumerPart] = list(parts)
     for index, kind in enumerate(kinds):
@@ -814,32 +1003,7 @@ async def host_approvals(ctx: CheckContext, scenario: Mapping[str, Any]) -> None
                 )
             parts = await ctx.collect(result)
         all_parts.extend(parts)
-    for index, kind in enumerate(kinds):
-        call_id = f"c{index}"
-        ran = counter.by_call[call_id]
-        approved = _approved(kinds, scenario["decisions"], call_id)
-        should_run = kind == "auto" or approved
-        if should_run and ran != 1:
-            raise CheckFailed(
-                "APPROVAL-034", f"call {call_id} ({kind}) ran {ran} times, expected exactly once"
-            )
-        if not should_run and ran:
-            raise CheckFailed(
-                "APPROVAL-034", f"call {call_id} ({kind}) ran although it was denied or client-side"
-            )
-        outcomes = [
-            p
-            for p in all_parts
-            if isinstance(p, ConsumerToolResultPart | ConsumerToolErrorPart)
-            and p.tool_call_id == call_id
-            and not getattr(p, "preliminary", False)
-        ]
-        if kind == "approve" and approved and len(outcomes) != 1:
-            raise CheckFailed(
-                "APPROVAL-034",
-                f"approved call {call_id}'s result appears {len(outcomes)} times in the continued streams, expected once",
-            )
-    _grammar(ctx)
+    return all_parts
 
 
 def _approved(kinds: Sequence[str], decisions: Sequence[bool], tool_call_id: str) -> bool:
@@ -869,7 +1033,8 @@ async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     _set_script(adapter, script)
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    parts = await ctx.run_prompt(agent, session, "mcp")
+    with _grammar_first(ctx):
+        parts = await ctx.run_prompt(agent, session, "mcp")
     calls = [p for p in parts if isinstance(p, ConsumerToolCallPart) and p.tool_call_id == "m1"]
     if len(calls) != 1:
         raise CheckFailed("TOOLSPEC-017", f"expected one MCP tool-call m1, saw {len(calls)}")
@@ -886,7 +1051,6 @@ async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     executed = [e for e in _executions(adapter).get("m1", []) if e.executed]
     if len(executed) != 1 or executed[0].surface != "mcp":
         raise CheckFailed("TOOLSPEC-017", f"the runtime executed MCP call m1 {len(executed)} times")
-    _grammar(ctx)
 
 
 @property_check(
@@ -905,7 +1069,8 @@ async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> Non
     _set_script(adapter, script)
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    parts = await ctx.run_prompt(agent, session, "compaction")
+    with _grammar_first(ctx):
+        parts = await ctx.run_prompt(agent, session, "compaction")
     performed = [e for e in _observations(adapter).of_kind(CompactionPerformed) if e.emitted]
     if not performed:
         raise CheckSkipped("the runtime reported no compaction under a 50-token context budget")
@@ -919,7 +1084,6 @@ async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> Non
             expected=len(performed),
             observed=len(seen),
         )
-    _grammar(ctx)
 
 
 @property_check(
@@ -950,8 +1114,9 @@ async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
 
     agent = ctx.agent(adapter, prepare_call=prepare)
     session = await ctx.create_session(agent)
-    await ctx.run_prompt(agent, session, "first")
-    await ctx.run_prompt(agent, session, "second")
+    with _grammar_first(ctx):
+        await ctx.run_prompt(agent, session, "first")
+        await ctx.run_prompt(agent, session, "second")
     started = _observations(adapter).of_kind(TurnStarted)
     if [entry.skills for entry in started[-2:]] != [["first"], ["second"]]:
         raise CheckFailed(
@@ -987,8 +1152,8 @@ async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) 
     )
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    result = await agent.stream(session=session, prompt="steer me")
-    with anyio.fail_after(ctx.capabilities.turn_timeout):
+    with _grammar_first(ctx), anyio.fail_after(ctx.capabilities.turn_timeout):
+        result = await agent.stream(session=session, prompt="steer me")
         async with anyio.create_task_group() as group:
             group.start_soon(ctx.collect, result)
             for _ in range(200):
@@ -1026,13 +1191,14 @@ async def sandbox_ownership(ctx: CheckContext, scenario: Mapping[str, Any]) -> N
             calls.append("destroy")
 
     try:
-        for ending in ("detach", "stop", "destroy"):
-            adapter = ctx.adapter()
-            _set_script(adapter, _script([{"text": "ok"}]))
-            agent = ctx.agent(adapter)
-            session = await ctx.create_session(agent, sandbox_session=Spy())
-            await ctx.run_prompt(agent, session, "ownership")
-            await getattr(session, ending)()
+        with _grammar_first(ctx):
+            for ending in ("detach", "stop", "destroy"):
+                adapter = ctx.adapter()
+                _set_script(adapter, _script([{"text": "ok"}]))
+                agent = ctx.agent(adapter)
+                session = await ctx.create_session(agent, sandbox_session=Spy())
+                await ctx.run_prompt(agent, session, "ownership")
+                await getattr(session, ending)()
         if calls:
             raise CheckFailed(
                 "ADAPTER-017", f"the adapter called {calls} on the sandbox it was given"
@@ -1060,23 +1226,26 @@ async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     )
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    await ctx.run_prompt(agent, session, "questions")
-    if [r.tool_call_id for r in session.pending_tool_results] != ["q"]:
-        raise CheckFailed("HOSTTOOL-027", "the questions call did not pause for the host's answer")
     answer = {"action": "answered", "answers": {"q1": {"optionIds": [], "freeform": "yes"}}}
-    with anyio.fail_after(ctx.capabilities.turn_timeout):
-        result = await agent.continue_stream(
-            session=session,
-            tool_result_continuations=[
-                {
-                    "type": "tool-result",
-                    "toolCallId": "q",
-                    "toolName": "askUserQuestions",
-                    "output": {"type": "json", "value": answer},
-                }
-            ],
-        )
-        await ctx.collect(result)
+    with _grammar_first(ctx):
+        await ctx.run_prompt(agent, session, "questions")
+        if [r.tool_call_id for r in session.pending_tool_results] != ["q"]:
+            raise CheckFailed(
+                "HOSTTOOL-027", "the questions call did not pause for the host's answer"
+            )
+        with anyio.fail_after(ctx.capabilities.turn_timeout):
+            result = await agent.continue_stream(
+                session=session,
+                tool_result_continuations=[
+                    {
+                        "type": "tool-result",
+                        "toolCallId": "q",
+                        "toolName": "askUserQuestions",
+                        "output": {"type": "json", "value": answer},
+                    }
+                ],
+            )
+            await ctx.collect(result)
     received = [
         e.output
         for e in _observations(adapter).of_kind(ToolResultReceived)
@@ -1089,3 +1258,310 @@ async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             expected=[answer],
             observed=received,
         )
+
+
+# -- held, aborted, crashed and resumed turns ---------------------------------------------
+#
+# The black-box lifecycle checks can only drive the adapter with plain prompts, whose turns
+# a fast runtime often finishes before a suspension or an abort arrives. A script holds
+# the turn open (a wait for a user message that never comes: it ends only when the turn
+# is suspended or aborted), makes the runtime fail, or tells two prompts apart.
+
+
+def _held_turn_script() -> dict[str, Any]:
+    return _script(
+        [{"text": "holding the turn"}, {"waitUserMessage": True}, {"text": "released"}],
+        announce=False,
+    )
+
+
+def _text(parts: Sequence[ConsumerPart]) -> str:
+    return "".join(part.text for part in parts if isinstance(part, ConsumerTextDeltaPart))
+
+
+@check(
+    "scripted.suspend-running-turn",
+    title="do_suspend_turn of a turn the runtime still runs returns a continue-turn state; done() returns",
+    requirements=("ADAPTER-031", "ADAPTER-030"),
+    tier="scripted",
+)
+async def suspend_running_turn(ctx: CheckContext) -> None:
+    from ._blackbox_checks import _turn_already_over, _validate_state
+
+    adapter = ctx.adapter()
+    _set_script(adapter, _held_turn_script())
+    agent = ctx.agent(adapter)
+    session = await ctx.create_session(agent, session_id="conformance-held-suspend")
+    state: Any = None
+    suspend_error: BaseException | None = None
+    requested = anyio.Event()
+    with _grammar_first(ctx):
+        try:
+            with anyio.fail_after(ctx.capabilities.turn_timeout):
+                result = await agent.stream(session=session, prompt="hold the turn")
+                async with anyio.create_task_group() as group:
+                    holding = anyio.Event()
+
+                    async def consume() -> None:
+                        async for part in result.full_stream:
+                            if part.type == "text-delta":
+                                holding.set()
+                        holding.set()
+
+                    async def suspend() -> None:
+                        nonlocal state, suspend_error
+                        await holding.wait()
+                        requested.set()
+                        try:
+                            state = await session.suspend_turn()
+                        except Exception as error:
+                            suspend_error = error
+
+                    group.start_soon(consume)
+                    group.start_soon(suspend)
+        except TimeoutError as error:
+            raise CheckFailed(
+                "ADAPTER-031" if requested.is_set() else "ADAPTER-044",
+                "the held turn's stream did not close within "
+                f"{ctx.capabilities.turn_timeout} s "
+                + (
+                    "after do_suspend_turn (done() never returned)"
+                    if requested.is_set()
+                    else "and never produced its first text"
+                ),
+            ) from error
+    recorded = adapter.sessions[-1]
+    if "do_suspend_turn" in recorded.calls and recorded.slices[0].done_error is not None:
+        raise CheckFailed(
+            "ADAPTER-031",
+            "done() of a running turn raised after do_suspend_turn instead of returning: "
+            f"{recorded.slices[0].done_error}",
+        )
+    if state is None:
+        if _turn_already_over(suspend_error):
+            raise CheckSkipped(
+                "the runtime finished a turn its script holds open (a waitUserMessage "
+                "without timeout) before it could be suspended"
+            )
+        raise CheckFailed(
+            "ADAPTER-030",
+            f"suspend_turn of a running turn failed: {type(suspend_error).__name__}: "
+            f"{suspend_error}",
+            expected="a valid continue-turn state from do_suspend_turn",
+            observed=[item["state"] for item in recorded.states],
+        ) from suspend_error
+    raw = next(item["state"] for item in recorded.states if item["from"] == "do_suspend_turn")
+    _validate_state(adapter, raw, "continue-turn")
+
+
+#: Two turns told apart by their prompts, so a resumed session that answers the wrong
+#: prompt gives itself away.
+_TWO_PROMPTS: Mapping[str, Any] = {
+    "version": 1,
+    "turns": [
+        {"promptMatches": "^first", "steps": [{"actions": [{"text": "answer one"}]}]},
+        {"promptMatches": "^second", "steps": [{"actions": [{"text": "answer two"}]}]},
+    ],
+}
+
+
+@check(
+    "scripted.resume-next-prompt",
+    title="A session resumed from do_detach/do_stop answers its new prompt, not the previous one",
+    requirements=("LIFECYCLE-040", "ADAPTER-024"),
+    tier="scripted",
+    needs=("resume",),
+)
+async def resume_next_prompt(ctx: CheckContext) -> None:
+    for ending in ("detach", "stop"):
+        session_id = f"conformance-resume-{ending}"
+        adapter = ctx.adapter()
+        _set_script(adapter, _TWO_PROMPTS)
+        agent = ctx.agent(adapter)
+        session = await ctx.create_session(agent, session_id=session_id)
+        with _grammar_first(ctx):
+            first = await ctx.run_prompt(agent, session, "first prompt")
+            state = await getattr(session, ending)()
+            wire = json.loads(json.dumps(state.to_wire()))
+            resumed_adapter = ctx.adapter()
+            _set_script(resumed_adapter, _TWO_PROMPTS)
+            resumed_agent = ctx.agent(resumed_adapter)
+            resumed = await ctx.create_session(
+                resumed_agent, session_id=session_id, resume_from=wire
+            )
+            second = await ctx.run_prompt(resumed_agent, resumed, "second prompt")
+        if _text(first) != "answer one":
+            raise CheckSkipped(
+                "the runtime did not follow the script's promptMatches "
+                f"(first turn answered {_text(first)!r})"
+            )
+        if resumed_adapter.live_sessions[-1].is_resume is not True:
+            raise CheckFailed(
+                "ADAPTER-024", f"a session started from the {ending} state reports is_resume=False"
+            )
+        if second[-1].type != "finish" or _text(second) != "answer two":
+            raise CheckFailed(
+                "LIFECYCLE-040",
+                f"the session resumed from the {ending} state did not answer its new prompt",
+                expected={"text": "answer two", "last": "finish"},
+                observed={"text": _text(second), "last": to_wire(second[-1])},
+            )
+
+
+@check(
+    "scripted.abort-waiting-turn",
+    title="Aborting a turn the runtime holds open settles it within the turn timeout, as `abort`",
+    requirements=("ADAPTER-042",),
+    tier="scripted",
+)
+async def abort_waiting_turn(ctx: CheckContext) -> None:
+    timeout = ctx.capabilities.turn_timeout
+    adapter = ctx.adapter()
+    _set_script(adapter, _held_turn_script())
+    # After its abort grace the agent stops waiting for done() and closes the stream
+    # itself; a grace beyond the check's own bound leaves settling to the adapter alone.
+    agent = ctx.agent(adapter, abort_grace=2 * timeout)
+    session = await ctx.create_session(agent)
+    abort = anyio.Event()
+    parts: list[ConsumerPart] = []
+    with _grammar_first(ctx):
+        # One scope for the whole stream: its deadline restarts when the abort is set,
+        # so the turn gets the declared timeout to reach the wait, then again to settle.
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+            result = await agent.stream(session=session, prompt="hold the turn", abort=abort)
+            async for part in result.full_stream:
+                parts.append(part)
+                if part.type == "text-delta" and not abort.is_set():
+                    abort.set()
+                    scope.deadline = anyio.current_time() + timeout
+    if scope.cancelled_caught:
+        raise CheckFailed(
+            "ADAPTER-042" if abort.is_set() else "ADAPTER-044",
+            f"a turn aborted while its runtime waited did not settle within {timeout} s "
+            "(declared turn_timeout): the abort never reached the runtime or done()"
+            if abort.is_set()
+            else f"the turn produced no text within {timeout} s (declared turn_timeout)",
+        )
+    if not abort.is_set():
+        raise CheckSkipped(
+            "the runtime ended a turn its script holds open (a waitUserMessage without "
+            "timeout) before it could be aborted"
+        )
+    aborts = [part for part in parts if part.type == "abort"]
+    if len(aborts) != 1 or parts[-1].type != "abort":
+        raise CheckFailed(
+            "ADAPTER-042",
+            "an aborted turn must end with exactly one abort part",
+            expected="... abort",
+            observed=[part.type for part in parts],
+        )
+
+
+#: A turn whose runtime dies before its first step ends, then a turn that works.
+_CRASHING: Mapping[str, Any] = {
+    "version": 1,
+    "turns": [
+        {
+            "steps": [
+                {"actions": [{"text": "a partial answer"}]},
+                {"actions": [{"text": "never sent"}]},
+            ],
+            "faults": [{"kind": "crash", "beforeType": "finish-step"}],
+        },
+        {"steps": [{"actions": [{"text": "recovered"}]}]},
+    ],
+}
+
+
+@check(
+    "scripted.runtime-crash",
+    title="A runtime failing mid-turn makes done() raise at once (one error part); the session goes on",
+    requirements=("ADAPTER-044", "ADAPTER-055"),
+    tier="scripted",
+)
+async def runtime_crash(ctx: CheckContext) -> None:
+    timeout = ctx.capabilities.turn_timeout
+    adapter = ctx.adapter()
+    _set_script(adapter, _CRASHING)
+    agent = ctx.agent(adapter)
+    session = await ctx.create_session(agent)
+    with _grammar_first(ctx):
+        try:
+            with anyio.fail_after(timeout):
+                parts = await ctx.collect(await agent.stream(session=session, prompt="crash"))
+        except TimeoutError as error:
+            raise CheckFailed(
+                "ADAPTER-044",
+                f"the runtime crashed mid-turn but done() neither raised nor returned within "
+                f"{timeout} s (declared turn_timeout)",
+            ) from error
+        crashed = adapter.sessions[-1].slices[0]
+        errors = [part for part in parts if part.type == "error"]
+        if crashed.done_error is None:
+            raise CheckFailed(
+                "ADAPTER-044",
+                "done() returned normally although the runtime crashed mid-turn",
+                expected="done() raises the runtime's error",
+                observed=[part.type for part in parts],
+            )
+        if len(errors) != 1 or parts[-1].type != "error":
+            raise CheckFailed(
+                "ADAPTER-044",
+                "a turn whose runtime crashed must reach consumers as exactly one error part",
+                observed=[part.type for part in parts],
+            )
+        again = await ctx.run_prompt(agent, session, "after the crash")
+    if again[-1].type != "finish" or _text(again) != "recovered":
+        raise CheckFailed(
+            "ADAPTER-055",
+            "after a turn failed, the session did not run the next prompt to its end",
+            expected={"text": "recovered", "last": "finish"},
+            observed={"text": _text(again), "last": to_wire(again[-1])},
+        )
+
+
+@check(
+    "scripted.visible-writes",
+    title="Files written by visible write/edit calls are not reported again as file-change",
+    requirements=("STREAM-018",),
+    tier="scripted",
+)
+async def visible_writes(ctx: CheckContext) -> None:
+    adapter = ctx.adapter()
+    writers = [name for name in ("write", "edit") if name in adapter.builtin_tools]
+    if not writers:
+        raise CheckSkipped("the adapter declares no `write` or `edit` built-in")
+    actions = builtin_call_actions(writers, prefix="w")
+    _set_script(adapter, _script(actions, [{"text": "done"}]))
+    agent = ctx.agent(adapter, sandbox_config=SEEDED)
+    session = await ctx.create_session(agent)
+    with _grammar_first(ctx):
+        await ctx.run_prompt(agent, session, "visible writes")
+    executed = {
+        entry.tool_call_id
+        for entries in _executions(adapter).values()
+        for entry in entries
+        if entry.executed
+    }
+    if not executed:
+        raise CheckSkipped("the runtime executed none of the scripted write/edit calls")
+    written = {str(action["input"]["file_path"]) for action in actions if action["id"] in executed}
+    work_dir = session.session_work_dir.rstrip("/") + "/"
+    reported = [
+        wire
+        for recorded in adapter.sessions
+        for item in recorded.slices
+        for part in item.parts
+        if isinstance(wire := to_wire(part), dict) and wire.get("type") == "file-change"
+    ]
+    for wire in reported:
+        path = str(wire.get("path", ""))
+        relative = path[len(work_dir) :] if path.startswith(work_dir) else path
+        if relative in written:
+            raise CheckFailed(
+                "STREAM-018",
+                f"the file {relative} written by a visible write/edit call was also reported "
+                "as file-change",
+                expected="no file-change for paths of streamed write/edit calls",
+                observed=wire,
+            )

@@ -26,50 +26,7 @@ from harness_testkit.spec import load_requirements
 from .support import SMOKE, reference_statuses, reference_target, statuses
 
 #: Mutants the suite does not kill by their own requirement yet -> the check that should.
-KNOWN_GAPS: dict[str, str] = {
-    "approval-for-unknown-call": (
-        "scripted.permission-modes fails on its approval bookkeeping (APPROVAL-003) before "
-        "its _grammar() pass would report STREAM-013"
-    ),
-    "approvals-claimed-without-method": (
-        "adapter.capability-flags should open a turn and require submit_tool_approval on "
-        "its control when approvals are declared (ADAPTER-048)"
-    ),
-    "approved-result-missing": (
-        "scripted.permission-modes should require one tool-result per approved built-in"
-    ),
-    "approval-lost-after-restore": (
-        "scripted.permission-modes should answer approvals after a JSON round trip of the "
-        "suspended turn, as scripted.host-approvals does with via=json"
-    ),
-    "file-change-for-tool-write": (
-        "scripted.dynamic-parts should run write/edit built-ins and forbid file-change for them"
-    ),
-    "resume-answers-previous-prompt": (
-        "lifecycle.detach-resume/stop-resume only require the resumed turn to finish; a "
-        "scripted check should require the next script turn's answer"
-    ),
-    "done-raises-after-suspend": (
-        "lifecycle.suspend-continue suspends a turn the fake has already finished; a "
-        "scripted variant should hold the turn (a long wait) before suspending"
-    ),
-    "abort-not-wired": (
-        "turn.abort accepts `finish`; a scripted variant should abort a turn that waits "
-        "forever and require it to settle"
-    ),
-    "crash-leaves-turn-unsettled": (
-        "no check makes the runtime fail mid-turn; a scripted check with a crash fault "
-        "should require done() to raise within the timeout (ADAPTER-044)"
-    ),
-    "suspend-returns-resume-state": (
-        "lifecycle.suspend-continue turns any suspend_turn error into a skip ('finished "
-        "before it could be suspended'); an invalid state should fail ADAPTER-030"
-    ),
-    "host-output-lost": (
-        "scripted.host-approvals should compare the runtime's ToolResultReceived outputs "
-        "with what the host tools returned (HOSTTOOL-006)"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 #: Extra seeds tried when seed 0 does not kill a mutant.
 SEEDS = (1, 2)
