@@ -213,4 +213,9 @@ def ordered_checks(ids: Iterable[str] | None = None) -> list[Check]:
 
 def _load_builtin_checks() -> None:
     # Importing the modules registers their checks (once).
-    from . import _blackbox_checks, _scripted_checks  # noqa: F401
+    from . import (  # noqa: F401
+        _approval_machine,
+        _blackbox_checks,
+        _scripted_checks,
+        _workflow_checks,
+    )

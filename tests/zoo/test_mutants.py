@@ -123,5 +123,6 @@ def test_the_mutant_wrappers_alone_change_nothing(profile: str) -> None:
         factory=factory,  # type: ignore[arg-type]
         capabilities=reference_target(profile).capabilities,
         name=f"wrapped:{profile}",
+        expectations=reference_target(profile).expectations,
     )
     assert statuses(wrapped) == reference_statuses(profile)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -116,8 +117,15 @@ def test_cli_prints_the_matrix_writes_json_and_exits_zero_when_all_die(tmp_path:
     assert data["mutants"][0]["killedBy"][0]["check"] == "session.identity"
 
 
-def test_cli_exits_one_when_a_mutant_survives() -> None:
-    # A defect no check can see in the smoke profile: the kill matrix must say so.
+def test_cli_exits_one_when_a_mutant_survives(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every mutant dies today, so stand in a run where the suite kills nothing: the
+    # kill matrix must say so and the command must fail.
+    from harness_testkit.conformance import _selftest
+
+    def nothing_killed(mutant: Any, options: Any, **_: Any) -> Any:
+        return _selftest.MutantOutcome(mutant=mutant, kills=(), seconds=0.0)
+
+    monkeypatch.setattr(_selftest, "run_mutant", nothing_killed)
     result = CliRunner().invoke(cli, ["selftest", "--mutant", "host-output-lost", "--no-reference"])
     assert result.exit_code == 1
     assert "survived" in result.output
