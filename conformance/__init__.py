@@ -36,6 +36,7 @@ from ._sandbox_suite import sandbox_file_contents as sandbox_file_contents
 from ._sandbox_suite import sandbox_relative_paths as sandbox_relative_paths
 from ._self import capabilities_of as capabilities_of
 from ._self import self_test_targets as self_test_targets
+from ._strategies import consumer_parts as consumer_parts
 from ._strategies import continue_turn_states as continue_turn_states
 from ._strategies import corrupted_stream_parts as corrupted_stream_parts
 from ._strategies import json_values as json_values
@@ -70,6 +71,7 @@ __all__ = [
     "SandboxTarget",
     "Violation",
     "capabilities_of",
+    "consumer_parts",
     "consumer_violations",
     "continue_turn_states",
     "corrupted_stream_parts",

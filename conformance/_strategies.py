@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from harness_testkit.spec import STREAM_PART_TYPES
 
 __all__ = [
+    "consumer_parts",
     "continue_turn_states",
     "corrupted_stream_parts",
     "json_values",
@@ -277,3 +278,115 @@ def resume_session_states(harness_id: str = "fake") -> st.SearchStrategy[dict[st
 def lifecycle_states(harness_id: str = "fake") -> st.SearchStrategy[dict[str, Any]]:
     """Valid lifecycle states of either type."""
     return resume_session_states(harness_id) | continue_turn_states(harness_id)
+
+
+_consumer_usage = _obj(
+    {},
+    inputTokens=_counts,
+    inputTokenDetails=_optional(
+        noCacheTokens=_counts, cacheReadTokens=_counts, cacheWriteTokens=_counts
+    ),
+    outputTokens=_counts,
+    outputTokenDetails=_optional(textTokens=_counts, reasoningTokens=_counts),
+    totalTokens=_counts,
+)
+_consumer_call = _part(
+    "tool-call",
+    {"toolCallId": _ids, "toolName": _names, "input": json_values},
+    providerExecuted=st.none() | st.booleans(),
+    dynamic=st.none() | st.booleans(),
+    providerMetadata=_metadata,
+    invalid=st.none() | st.booleans(),
+    title=st.none() | _text,
+)
+_finish_reason_names = st.sampled_from(
+    ["stop", "length", "content-filter", "tool-calls", "error", "other"]
+)
+
+_CONSUMER_BY_TYPE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+    "start": st.just({"type": "start"}),
+    "start-step": st.just({"type": "start-step", "request": {}, "warnings": []}),
+    "text-start": _part("text-start", {"id": _ids}, providerMetadata=_metadata),
+    "text-delta": _part("text-delta", {"id": _ids, "text": _text}, providerMetadata=_metadata),
+    "text-end": _part("text-end", {"id": _ids}, providerMetadata=_metadata),
+    "reasoning-start": _part("reasoning-start", {"id": _ids}, providerMetadata=_metadata),
+    "reasoning-delta": _part(
+        "reasoning-delta", {"id": _ids, "text": _text}, providerMetadata=_metadata
+    ),
+    "reasoning-end": _part("reasoning-end", {"id": _ids}, providerMetadata=_metadata),
+    "tool-input-start": _part(
+        "tool-input-start",
+        {"id": _ids, "toolName": _names},
+        providerMetadata=_metadata,
+        providerExecuted=st.none() | st.booleans(),
+        dynamic=st.none() | st.booleans(),
+        title=st.none() | _text,
+    ),
+    "tool-input-delta": _part(
+        "tool-input-delta", {"id": _ids, "delta": _text}, providerMetadata=_metadata
+    ),
+    "tool-input-end": _part("tool-input-end", {"id": _ids}, providerMetadata=_metadata),
+    "tool-call": _consumer_call,
+    "tool-result": _part(
+        "tool-result",
+        {"toolCallId": _ids, "toolName": _names},
+        input=json_values,
+        output=json_values,
+        providerExecuted=st.none() | st.booleans(),
+        dynamic=st.none() | st.booleans(),
+        preliminary=st.none() | st.booleans(),
+        providerMetadata=_metadata,
+    ),
+    "tool-error": _part(
+        "tool-error",
+        {"toolCallId": _ids, "toolName": _names},
+        input=json_values,
+        error=json_values,
+        providerExecuted=st.none() | st.booleans(),
+        dynamic=st.none() | st.booleans(),
+        providerMetadata=_metadata,
+    ),
+    "tool-approval-request": _part(
+        "tool-approval-request",
+        {"approvalId": _ids, "toolCall": _consumer_call},
+        isAutomatic=st.none() | st.booleans(),
+    ),
+    "tool-approval-response": _part(
+        "tool-approval-response",
+        {"approvalId": _ids, "toolCall": _consumer_call, "approved": st.booleans()},
+        reason=st.none() | _text,
+        providerExecuted=st.none() | st.booleans(),
+    ),
+    "finish-step": _part(
+        "finish-step",
+        {
+            "response": st.fixed_dictionaries(
+                {"id": _ids, "timestamp": _text, "modelId": _text, "messages": st.just([])}
+            ),
+            "usage": _consumer_usage,
+            "finishReason": _finish_reason_names,
+        },
+        rawFinishReason=st.none() | _text,
+        providerMetadata=_metadata,
+    ),
+    "finish": _part(
+        "finish",
+        {"finishReason": _finish_reason_names, "totalUsage": _consumer_usage},
+        rawFinishReason=st.none() | _text,
+        providerMetadata=_metadata,
+    ),
+    "error": _part("error", {}, error=json_values),
+    "abort": _part("abort", {}, reason=st.none() | _text),
+    "raw": _part("raw", {}, rawValue=json_values),
+}
+
+
+def consumer_parts(*types: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Valid consumer (AI SDK) parts as wire dicts (all 21 types, or only ``types``)."""
+    from harness_testkit.spec import CONSUMER_PART_TYPES
+
+    assert set(_CONSUMER_BY_TYPE) == set(CONSUMER_PART_TYPES), (
+        "every consumer type needs a strategy"
+    )
+    chosen = types or CONSUMER_PART_TYPES
+    return st.one_of(*(_CONSUMER_BY_TYPE[name] for name in chosen))

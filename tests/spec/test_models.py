@@ -10,6 +10,7 @@ from hypothesis import given
 from pydantic import ValidationError
 
 from harness_testkit.conformance._strategies import (
+    consumer_parts,
     corrupted_stream_parts,
     lifecycle_states,
     stream_parts,
@@ -23,6 +24,7 @@ from harness_testkit.spec import (
     ResumeSessionState,
     ToolCallPart,
     ToolSpec,
+    parse_consumer_part,
     parse_lifecycle_state,
     parse_stream_part,
 )
@@ -216,3 +218,16 @@ def test_canonical_copy_drops_unknown_keys_and_keeps_parsed_data() -> None:
     assert state.to_wire() == {**_BASE, "type": "continue-turn", "data": {"cursor": 2}}
     resume = ResumeSessionState(harness_id="fake", data={"a": 1})
     assert resume.to_wire()["specificationVersion"] == "harness-v1"
+
+
+@given(consumer_parts())
+def test_every_generated_consumer_part_validates_and_round_trips(wire: dict[str, Any]) -> None:
+    part = parse_consumer_part(wire)
+    again = parse_consumer_part(_through_json(part.to_wire()))
+    assert again == part
+    assert again.to_wire() == part.to_wire()
+
+
+def test_unknown_consumer_part_type_is_rejected() -> None:
+    with pytest.raises(ValidationError, match="does not match any of the expected tags"):
+        parse_consumer_part({"type": "text", "text": "hi"})
