@@ -46,6 +46,10 @@ from ._strategies import stream_parts as stream_parts
 from ._strategies import tool_specs as tool_specs
 from ._transcripts import VOLATILE_FIELDS as VOLATILE_FIELDS
 from ._transcripts import normalize_transcript as normalize_transcript
+from ._vectors import TraceHarness as TraceHarness
+from ._vectors import load_vector as load_vector
+from ._vectors import make_vector as make_vector
+from ._vectors import replay_trace as replay_trace
 
 __all__ = [
     "PROFILES",
@@ -69,6 +73,7 @@ __all__ = [
     "SandboxCheckFailed",
     "SandboxCheckSkipped",
     "SandboxTarget",
+    "TraceHarness",
     "Violation",
     "capabilities_of",
     "consumer_parts",
@@ -79,8 +84,11 @@ __all__ = [
     "json_values",
     "lifecycle_states",
     "load_target",
+    "load_vector",
+    "make_vector",
     "normalize_transcript",
     "ordered_checks",
+    "replay_trace",
     "resume_session_states",
     "run_check",
     "run_sandbox_check",
