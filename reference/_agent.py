@@ -35,6 +35,7 @@ from harness_testkit.spec import (
     TurnSettings,
     UserMessage,
     parse_lifecycle_state,
+    parse_stream_part,
     sandbox_bootstrap_identity,
 )
 
@@ -44,6 +45,7 @@ from ._continuations import (
     normalize_result_continuations,
 )
 from ._ids import Clock, IdGenerator, system_clock
+from ._local_sandbox import LocalSandboxProvider
 from ._results import GenerateResult
 from ._sandbox_setup import (
     SandboxConfig,
@@ -799,13 +801,10 @@ def _restricted(session: SandboxSession) -> SandboxSession:
 
 
 def _buffered(state: ContinueTurnState) -> list[Any]:
-    from harness_testkit.spec import parse_stream_part
-
     return [parse_stream_part(part) for part in state.buffered_parts or []]
 
 
 def _default_provider() -> SandboxProvider:
-    from ._local_sandbox import LocalSandboxProvider
-
+    # Project decision 1: no sandbox given means the embedded local provider.
     provider: SandboxProvider = LocalSandboxProvider()
     return provider

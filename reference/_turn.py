@@ -1180,7 +1180,7 @@ class SliceRunner:
         self._release_turn()
         if self.abort.is_set():
             self.outcome.aborted = True
-            reason = _abort_reason(self.abort)
+            reason = ABORT_REASON
             self.outcome.abort_reason = reason
             self.outcome.error = _abort_error()
             await self.sink(ConsumerAbortPart(reason=reason))
@@ -1195,14 +1195,12 @@ class SliceRunner:
         await self.sink(ConsumerErrorPart(error=error))
 
 
-def _abort_reason(abort: anyio.Event) -> str:
-    # anyio events carry no reason; the agent records one on the event when it has it.
-    reason = getattr(abort, "harness_reason", None)
-    return reason if isinstance(reason, str) else "The turn was aborted."
+#: anyio events carry no reason, so the abort part always says this.
+ABORT_REASON = "The turn was aborted."
 
 
 def _abort_error() -> BaseException:
-    return HarnessTurnError("The turn was aborted.")
+    return HarnessTurnError(ABORT_REASON)
 
 
 def _as_exception(value: Any) -> BaseException:
