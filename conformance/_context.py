@@ -155,6 +155,8 @@ class CheckContext:
 
     def agent(self, adapter: HarnessAdapter | None = None, **settings: Any) -> HarnessAgent:
         """A reference agent over ``adapter`` (default: a fresh recorded adapter)."""
+        # Failed turns are what checks look for; the report carries them, not stderr.
+        settings.setdefault("error_log", None)
         return HarnessAgent(
             harness=adapter if adapter is not None else self.adapter(),
             sandbox=self.sandbox_provider(),

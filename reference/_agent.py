@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 import posixpath
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TextIO, TypeAlias
 
 import anyio
 from pydantic import BaseModel, TypeAdapter
@@ -179,6 +180,9 @@ class HarnessAgent:
         abort_grace: Seconds to wait for an aborted adapter turn to settle.
         drain_timeout: Seconds ``suspend_turn``/``detach``/``stop`` wait for a suspended
             turn's stream to close.
+        error_log: Where failed turns are reported as
+            ``[harness:<id>:error session=<id>] ...`` lines (default stderr; ``None`` for
+            silence).
 
     Raises:
         HarnessUsageError, NoSuchToolError, HarnessCapabilityUnsupportedError: invalid
@@ -209,6 +213,7 @@ class HarnessAgent:
         clock: Clock | None = None,
         abort_grace: float = 10.0,
         drain_timeout: float = 30.0,
+        error_log: TextIO | None = sys.stderr,
     ) -> None:
         version = getattr(harness, "specification_version", None)
         if version != "harness-v1":
@@ -273,6 +278,7 @@ class HarnessAgent:
         self.clock = clock or system_clock
         self.abort_grace = abort_grace
         self.drain_timeout = drain_timeout
+        self.error_log = error_log
         self.data_validator = _data_validator(harness)
 
     # -- settings helpers ----------------------------------------------------------------

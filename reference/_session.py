@@ -266,6 +266,7 @@ class AgentSession:
                 abort=abort,
                 model_id=frozen.settings.model or "",
                 abort_grace=self._agent.abort_grace,
+                error_log=self._agent.error_log,
             )
             finished = anyio.Event()
             core.slice_running = True

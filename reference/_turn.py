@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import inspect
 import json
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 
@@ -152,7 +151,9 @@ class SliceRunner:
         abort: anyio.Event,
         model_id: str = "",
         abort_grace: float = 10.0,
+        error_log: TextIO | None = None,
     ) -> None:
+        self.error_log = error_log
         self.core = core
         self.control = control
         self.queue = queue
@@ -1187,11 +1188,12 @@ class SliceRunner:
             return
         self.outcome.error = error
         # Failures also reach stderr, as the TypeScript agent reports them (ERROR-012).
-        print(
-            f"[harness:{self.core.harness_id}:error session={self.core.session_id}] "
-            f"turn failed: {type(error).__name__}: {error}",
-            file=sys.stderr,
-        )
+        if self.error_log is not None:
+            print(
+                f"[harness:{self.core.harness_id}:error session={self.core.session_id}] "
+                f"turn failed: {type(error).__name__}: {error}",
+                file=self.error_log,
+            )
         await self.sink(ConsumerErrorPart(error=error))
 
 
