@@ -43,7 +43,7 @@ from harness_testkit.spec import (
 from ._checks import CheckFailed, property_check
 from ._context import CheckContext
 from ._recording import RecordingAdapter
-from ._scripted_checks import HostToolCounter, _script, _set_script
+from ._scripted_support import HostToolCounter, _script, _set_script
 
 __all__ = ["ApprovalMachine"]
 

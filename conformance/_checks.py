@@ -217,5 +217,6 @@ def _load_builtin_checks() -> None:
         _approval_machine,
         _blackbox_checks,
         _scripted_checks,
+        _scripted_turn_checks,
         _workflow_checks,
     )

@@ -1,0 +1,168 @@
+"""Shared helpers of the scripted checks: scripts, host tool counters, observations."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from harness_testkit.reference import (
+    SandboxConfig,
+    Tool,
+    ToolExecutionOptions,
+    tool,
+)
+from harness_testkit.spec import (
+    SandboxSession,
+)
+
+from ._checks import CheckFailed
+from ._context import CheckContext
+from ._grammar import recorded_violations
+from ._recording import RecordingAdapter
+
+__all__ = ["SEEDED", "HostToolCounter", "builtin_call_actions"]
+
+#: Fixed, deterministic inputs for the built-ins a scripted runtime executes.
+_BUILTIN_INPUTS: Mapping[str, dict[str, Any]] = {
+    "write": {"file_path": "conformance/w.txt", "content": "written\n"},
+    "read": {"file_path": "conformance/r.txt"},
+    "edit": {"file_path": "conformance/r.txt", "old_string": "seed", "new_string": "edited"},
+    "bash": {"command": "echo conformance"},
+    "grep": {"pattern": "seed"},
+    "glob": {"pattern": "**/*.txt"},
+}
+_USER_TOOL_NAMES = ("lookup", "weather", "notes")
+
+
+class HostToolCounter:
+    """Host tools whose executions are counted by name and call id."""
+
+    def __init__(self) -> None:
+        self.by_call: Counter[str] = Counter()
+        self.by_name: Counter[str] = Counter()
+
+    @staticmethod
+    def output(name: str) -> dict[str, Any]:
+        """What the tool named ``name`` returns from every execution."""
+        return {"tool": name, "ok": True}
+
+    def make(self, name: str, *, client_side: bool = False) -> Tool:
+        """A host tool named ``name`` that records every execution."""
+
+        def execute(value: Any, options: ToolExecutionOptions) -> Any:
+            self.by_call[options.tool_call_id] += 1
+            self.by_name[name] += 1
+            return self.output(name)
+
+        return tool(
+            description=f"Conformance tool {name}",
+            input_schema={"type": "object"},
+            execute=None if client_side else execute,
+        )
+
+
+def builtin_call_actions(builtins: Sequence[str], prefix: str = "b") -> list[dict[str, Any]]:
+    """Script actions calling each executable built-in once (ids ``<prefix><n>``)."""
+    return [
+        {"builtin": name, "id": f"{prefix}{index}-{name}", "input": _BUILTIN_INPUTS[name]}
+        for index, name in enumerate(builtins)
+        if name in _BUILTIN_INPUTS
+    ]
+
+
+def _executable_builtins(adapter: RecordingAdapter) -> list[str]:
+    return [key for key in adapter.builtin_tools if key in _BUILTIN_INPUTS]
+
+
+def _script(*steps: list[dict[str, Any]], announce: bool = True) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "turns": [
+            {
+                "steps": [
+                    {"actions": actions, "announceToolCallCount": announce} for actions in steps
+                ]
+            }
+        ],
+        "whenExhausted": "repeat-last",
+    }
+
+
+def _set_script(adapter: RecordingAdapter, script: Mapping[str, Any]) -> None:
+    from harness_testkit.fake_harness import Script
+
+    set_script = getattr(adapter, "set_script", None)
+    if set_script is None:
+        raise CheckFailed("TOOLSPEC-019", "the adapter declares scripting but has no set_script()")
+    set_script(Script.model_validate(dict(script)))
+
+
+def _observations(adapter: RecordingAdapter) -> Any:
+    log = getattr(adapter, "observations", None)
+    if log is None:
+        raise CheckFailed("TOOLSPEC-019", "the adapter declares scripting but has no observations")
+    return log
+
+
+def _executions(*adapters: RecordingAdapter) -> dict[str, list[Any]]:
+    """``ToolExecuted`` observations by call id, over every adapter given.
+
+    A turn continued from a JSON state runs in another adapter: what ran before the
+    suspension is in the first adapter's log, what ran after in the next one's.
+    """
+    from harness_testkit.fake_harness import ToolExecuted
+
+    found: dict[str, list[Any]] = {}
+    for adapter in adapters:
+        for entry in _observations(adapter).of_kind(ToolExecuted):
+            found.setdefault(entry.tool_call_id, []).append(entry)
+    return found
+
+
+async def _write_seed_file(session: SandboxSession, work_dir: str) -> None:
+    # read/edit/grep built-ins need a file to work on.
+    await session.write_text_file(f"{work_dir}/conformance/r.txt", "seed line\n")
+
+
+#: Sandbox set-up shared by the checks that run built-ins.
+SEEDED = SandboxConfig(on_session=_write_seed_file)
+
+
+def _grammar(ctx: CheckContext, adapters: Sequence[RecordingAdapter] | None = None) -> None:
+    """Stream grammar over everything the check's adapters (or ``adapters``) emitted."""
+    judged = ctx.adapters if adapters is None else adapters
+    if not judged:
+        return
+    first = judged[0]
+    violations = recorded_violations(
+        [session for adapter in judged for session in adapter.sessions],
+        builtin_tools=first.builtin_tools,
+        harness_id=first.harness_id,
+    )
+    if violations:
+        raise CheckFailed(violations[0].requirement, str(violations[0]))
+
+
+@contextlib.contextmanager
+def _grammar_first(
+    ctx: CheckContext, adapters: Sequence[RecordingAdapter] | None = None
+) -> Iterator[None]:
+    """Run the stream grammar when the turns inside are over, before any other verdict.
+
+    A check's own assertions (and the agent's reactions) often trip over a stream the
+    adapter got wrong: the grammar names that cause. So it runs when the turns end and
+    also when driving them fails, and its violation wins over the failure it caused.
+
+    Args:
+        ctx: The check's context.
+        adapters: Judge only these adapters' sessions (default: all of the check's),
+            read when the block ends.
+    """
+    try:
+        yield
+    except Exception:
+        _grammar(ctx, adapters)
+        raise
+    _grammar(ctx, adapters)
