@@ -141,7 +141,7 @@ def run_check(
 
         try:
             if check.is_property and scenario is None:
-                examples, failing_scenario = _run_property(check, new_context, options)
+                examples = _run_property(check, new_context, options)
             else:
                 anyio.run(_run_once, check, new_context(), scenario, backend=options.backend)
             status, message, failed = "pass", "", None
@@ -212,7 +212,7 @@ async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
         await context.aclose()
 
 
-def _run_property(check: Check, new_context: Any, options: RunOptions) -> tuple[int, Any]:
+def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
     from hypothesis import HealthCheck, Phase, example, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -255,7 +255,7 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> tuple[
     except Exception as error:
         error.scenario = last_failure[0]  # type: ignore[attr-defined]
         raise
-    return count[0], None
+    return count[0]
 
 
 def _write_bundle(
