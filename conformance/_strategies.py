@@ -303,29 +303,35 @@ _finish_reason_names = st.sampled_from(
     ["stop", "length", "content-filter", "tool-calls", "error", "other"]
 )
 
+_TRANSLATED_ONE_TO_ONE = (
+    "text-start",
+    "text-delta",
+    "text-end",
+    "reasoning-start",
+    "reasoning-delta",
+    "reasoning-end",
+    "tool-input-start",
+    "tool-input-delta",
+    "tool-input-end",
+)
+
+
+def _as_consumer(part: dict[str, Any]) -> dict[str, Any]:
+    """A harness text/reasoning/tool-input part in its consumer form."""
+    out = dict(part)
+    if "harnessMetadata" in out:
+        out["providerMetadata"] = out.pop("harnessMetadata")
+    if out["type"] in ("text-delta", "reasoning-delta"):
+        out["text"] = out.pop("delta")
+    return out
+
+
 _CONSUMER_BY_TYPE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "start": st.just({"type": "start"}),
     "start-step": st.just({"type": "start-step", "request": {}, "warnings": []}),
-    "text-start": _part("text-start", {"id": _ids}, providerMetadata=_metadata),
-    "text-delta": _part("text-delta", {"id": _ids, "text": _text}, providerMetadata=_metadata),
-    "text-end": _part("text-end", {"id": _ids}, providerMetadata=_metadata),
-    "reasoning-start": _part("reasoning-start", {"id": _ids}, providerMetadata=_metadata),
-    "reasoning-delta": _part(
-        "reasoning-delta", {"id": _ids, "text": _text}, providerMetadata=_metadata
-    ),
-    "reasoning-end": _part("reasoning-end", {"id": _ids}, providerMetadata=_metadata),
-    "tool-input-start": _part(
-        "tool-input-start",
-        {"id": _ids, "toolName": _names},
-        providerMetadata=_metadata,
-        providerExecuted=st.none() | st.booleans(),
-        dynamic=st.none() | st.booleans(),
-        title=st.none() | _text,
-    ),
-    "tool-input-delta": _part(
-        "tool-input-delta", {"id": _ids, "delta": _text}, providerMetadata=_metadata
-    ),
-    "tool-input-end": _part("tool-input-end", {"id": _ids}, providerMetadata=_metadata),
+    # Text, reasoning and tool-input parts are the harness ones as consumers see them
+    # (the agent renames harnessMetadata and text deltas carry `text`).
+    **{name: _BY_TYPE[name].map(_as_consumer) for name in _TRANSLATED_ONE_TO_ONE},
     "tool-call": _consumer_call,
     "tool-result": _part(
         "tool-result",
