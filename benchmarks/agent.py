@@ -66,7 +66,7 @@ FINDINGS = (
         "copy the reference, fake-harness and conformance tests pass, but two "
         "timing-dependent tests change: tests/simulate/test_simulate.py::"
         "test_same_scenario_and_seed_give_byte_identical_transcripts[trio] fails in about "
-        "half the runs (reference/_simulate.py Simulation._consume cuts the stream from a "
+        "half the runs (simulate/_runner.py Simulation._consume cuts the stream from a "
         "second task once N consumer parts arrived, a race the per-part task groups hid; a "
         "deterministic cut needs FakeHarnessSession.hold_before_part), and the strict xfail "
         "done-raises-after-suspend in tests/zoo/test_mutants.py now XPASSes.",

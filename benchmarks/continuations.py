@@ -67,7 +67,7 @@ CREATE_FINDING = (
     '`mkdir -p "$WORK_DIR"` although the resumed local sandbox already holds the work dir. '
     "Proposed fix: in ensure_directory, first `make_directory = getattr(session, "
     '"make_directory", None)` and, when present, `await make_directory(directory); return`; '
-    "add `async def make_directory(self, path: str) -> None` to reference/_local_sandbox.py "
+    "add `async def make_directory(self, path: str) -> None` to sandbox/_local.py "
     "LocalSandboxSessionBase (check_usable(), _resolve(path), then "
     "`anyio.to_thread.run_sync(functools.partial(real.mkdir, parents=True, exist_ok=True))`, "
     "OSError -> SandboxError as in _write_bytes). Measured on a patched copy of the "

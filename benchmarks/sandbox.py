@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from harness_testkit.reference._docker_sandbox import DockerSandboxProvider
-from harness_testkit.reference._local_sandbox import LocalSandboxProvider
+from harness_testkit.sandbox import DockerSandboxProvider, LocalSandboxProvider
 from harness_testkit.spec import SandboxUnavailableError
 
 if TYPE_CHECKING:

@@ -35,9 +35,9 @@ from harness_testkit.spec import (
     ToolInputEndPart,
     ToolInputStartPart,
     ToolResultPart,
+    WireModel,
     parse_stream_part,
 )
-from harness_testkit.spec._stream_parts import WireModel
 
 __all__ = [
     "Violation",

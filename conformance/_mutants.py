@@ -39,9 +39,9 @@ from harness_testkit.fake_harness import (
     HarnessProfile,
     ObservationLog,
     ToolExecuted,
+    Workspace,
     get_profile,
 )
-from harness_testkit.fake_harness._workspace import Workspace
 from harness_testkit.spec import (
     Bootstrap,
     BootstrapFile,

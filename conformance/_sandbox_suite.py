@@ -40,20 +40,18 @@ import anyio.to_thread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness_testkit.reference._sandbox_common import extract_lines
-from harness_testkit.spec._errors import (
+from harness_testkit.sandbox import extract_lines
+from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
+    NetworkSandboxSession,
+    OnFirstCreate,
     SandboxAbortedError,
     SandboxError,
     SandboxPathError,
-    SandboxTimeoutError,
-)
-from harness_testkit.spec._protocols import (
-    NetworkSandboxSession,
-    OnFirstCreate,
     SandboxProcess,
     SandboxProvider,
     SandboxSession,
+    SandboxTimeoutError,
 )
 
 __all__ = [

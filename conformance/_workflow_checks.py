@@ -18,15 +18,18 @@ from typing import Any
 import anyio
 from hypothesis import strategies as st
 
-from harness_testkit.reference import HarnessAgent, Tool, ToolExecutionOptions, tool
-from harness_testkit.reference._workflow import (
+from harness_testkit.reference import (
+    HarnessAgent,
     ManualClock,
     PartCollector,
+    Tool,
+    ToolExecutionOptions,
     WorkflowState,
     WorkflowStatus,
     create_workflow_state,
     run_agent_step,
     run_time_slice,
+    tool,
 )
 from harness_testkit.spec import ConsumerPart, ConsumerToolCallPart
 

@@ -69,6 +69,7 @@ from ._session import FakeHarnessSession as FakeHarnessSession
 from ._strategies import scripts as scripts
 from ._turn import FakePromptControl as FakePromptControl
 from ._turn import TurnRuntime as TurnRuntime
+from ._workspace import Workspace as Workspace
 from ._workspace import glob_to_regex as glob_to_regex
 
 __all__ = [
@@ -126,6 +127,7 @@ __all__ = [
     "VirtualClock",
     "WaitForUserMessageAction",
     "WebSearchAnswer",
+    "Workspace",
     "WorkspaceMutated",
     "example_path",
     "generate_script",

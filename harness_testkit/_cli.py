@@ -17,11 +17,11 @@ from harness_testkit import __version__
 #: Subcommand name -> "module:attribute" of a click command or group.
 _SUBCOMMANDS: dict[str, str] = {
     "spec": "harness_testkit.spec._cli:spec",
-    "sandbox": "harness_testkit.reference._sandbox_cli:sandbox",
+    "sandbox": "harness_testkit.sandbox._cli:sandbox",
     "check": "harness_testkit.conformance._cli:check",
     "replay": "harness_testkit.conformance._cli:replay",
     "selftest": "harness_testkit.conformance._selftest:selftest",
-    "simulate": "harness_testkit.reference._simulate_cli:simulate",
+    "simulate": "harness_testkit.simulate._cli:simulate",
 }
 
 

@@ -1,40 +1,32 @@
-"""The reference ``HarnessAgent`` and the sandbox providers.
+"""The reference ``HarnessAgent``.
 
 ``HarnessAgent`` runs any harness-v1 adapter with the official semantics: tool merging
 and filtering, approvals, host and client-side tools, pauses and continuations,
 lifecycle states, and the projection of harness parts into AI SDK consumer parts.
+
+The sandbox providers live in ``harness_testkit.sandbox`` and the offline simulation in
+``harness_testkit.simulate``; their names stay importable from here as re-exports (the
+simulation's lazily, since ``simulate`` itself builds on this package).
 """
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+from harness_testkit.sandbox import DockerSandboxProvider as DockerSandboxProvider
+from harness_testkit.sandbox import DockerSandboxSession as DockerSandboxSession
+from harness_testkit.sandbox import LocalSandboxProvider as LocalSandboxProvider
+from harness_testkit.sandbox import LocalSandboxSession as LocalSandboxSession
+from harness_testkit.sandbox import extract_lines as extract_lines
 
 from ._agent import HarnessAgent as HarnessAgent
 from ._agent import PrepareCall as PrepareCall
 from ._agent import compute_tool_filtering as compute_tool_filtering
-from ._docker_sandbox import DockerSandboxProvider as DockerSandboxProvider
-from ._docker_sandbox import DockerSandboxSession as DockerSandboxSession
 from ._ids import IdGenerator as IdGenerator
-from ._local_sandbox import LocalSandboxProvider as LocalSandboxProvider
-from ._local_sandbox import LocalSandboxSession as LocalSandboxSession
 from ._results import GenerateResult as GenerateResult
 from ._results import StepResult as StepResult
-from ._sandbox_common import extract_lines as extract_lines
 from ._sandbox_setup import SandboxConfig as SandboxConfig
-from ._scenario import LoadedScenario as LoadedScenario
-from ._scenario import Scenario as Scenario
-from ._scenario import ScenarioError as ScenarioError
-from ._scenario import ScenarioIssue as ScenarioIssue
-from ._scenario import builtin_scenario_path as builtin_scenario_path
-from ._scenario import builtin_scenarios as builtin_scenarios
-from ._scenario import load_scenario as load_scenario
-from ._scenario import parse_scenario as parse_scenario
-from ._scenario import scenario_json_schema as scenario_json_schema
 from ._session import AgentSession as AgentSession
 from ._session import SessionStatus as SessionStatus
-from ._simulate import VOLATILE_FIELDS as SIMULATION_VOLATILE_FIELDS
-from ._simulate import SessionReport as SessionReport
-from ._simulate import SimulationObserver as SimulationObserver
-from ._simulate import SimulationOptions as SimulationOptions
-from ._simulate import SimulationSummary as SimulationSummary
-from ._simulate import normalize_transcript_line as normalize_transcript_line
-from ._simulate import simulate as simulate
 from ._stream_result import StreamResult as StreamResult
 from ._strip import strip_work_dir as strip_work_dir
 from ._tool import Tool as Tool
@@ -60,6 +52,55 @@ from ._workflow import finalize_workflow as finalize_workflow
 from ._workflow import run_agent_step as run_agent_step
 from ._workflow import run_time_slice as run_time_slice
 from ._workflow import step_count_is as step_count_is
+
+if _TYPE_CHECKING:
+    from harness_testkit.simulate import SIMULATION_VOLATILE_FIELDS as SIMULATION_VOLATILE_FIELDS
+    from harness_testkit.simulate import LoadedScenario as LoadedScenario
+    from harness_testkit.simulate import Scenario as Scenario
+    from harness_testkit.simulate import ScenarioError as ScenarioError
+    from harness_testkit.simulate import ScenarioIssue as ScenarioIssue
+    from harness_testkit.simulate import SessionReport as SessionReport
+    from harness_testkit.simulate import SimulationObserver as SimulationObserver
+    from harness_testkit.simulate import SimulationOptions as SimulationOptions
+    from harness_testkit.simulate import SimulationSummary as SimulationSummary
+    from harness_testkit.simulate import builtin_scenario_path as builtin_scenario_path
+    from harness_testkit.simulate import builtin_scenarios as builtin_scenarios
+    from harness_testkit.simulate import load_scenario as load_scenario
+    from harness_testkit.simulate import normalize_transcript_line as normalize_transcript_line
+    from harness_testkit.simulate import parse_scenario as parse_scenario
+    from harness_testkit.simulate import scenario_json_schema as scenario_json_schema
+    from harness_testkit.simulate import simulate as simulate
+
+#: Simulation names re-exported from ``harness_testkit.simulate`` on first use.
+_SIMULATION_NAMES = frozenset(
+    {
+        "LoadedScenario",
+        "Scenario",
+        "ScenarioError",
+        "ScenarioIssue",
+        "builtin_scenario_path",
+        "builtin_scenarios",
+        "load_scenario",
+        "parse_scenario",
+        "scenario_json_schema",
+        "SIMULATION_VOLATILE_FIELDS",
+        "SessionReport",
+        "SimulationObserver",
+        "SimulationOptions",
+        "SimulationSummary",
+        "normalize_transcript_line",
+        "simulate",
+    }
+)
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _SIMULATION_NAMES:
+        import harness_testkit.simulate as simulation
+
+        return getattr(simulation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "SIMULATION_VOLATILE_FIELDS",

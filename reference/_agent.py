@@ -12,6 +12,7 @@ from typing import Any, TextIO, TypeAlias
 import anyio
 from pydantic import BaseModel, TypeAdapter
 
+from harness_testkit.sandbox import LocalSandboxProvider
 from harness_testkit.spec import (
     Bootstrap,
     BuiltinTool,
@@ -46,7 +47,6 @@ from ._continuations import (
     normalize_result_continuations,
 )
 from ._ids import Clock, IdGenerator, system_clock
-from ._local_sandbox import LocalSandboxProvider
 from ._results import GenerateResult
 from ._sandbox_setup import (
     SandboxConfig,

@@ -12,8 +12,13 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import ValidationError
 
-from harness_testkit.spec import ErrorPart, HarnessTurnError, StreamPart, parse_stream_part
-from harness_testkit.spec._stream_parts import WireModel
+from harness_testkit.spec import (
+    ErrorPart,
+    HarnessTurnError,
+    StreamPart,
+    WireModel,
+    parse_stream_part,
+)
 
 __all__ = ["DONE", "DoneFailed", "PartQueue", "QueueItem"]
 

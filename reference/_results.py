@@ -20,8 +20,9 @@ from harness_testkit.spec import (
     LanguageModelUsage,
     OutputTokenDetails,
     Usage,
+    serialize_unknown,
 )
-from harness_testkit.spec._stream_parts import Metadata, serialize_unknown
+from harness_testkit.spec import ProviderMetadata as Metadata
 
 __all__ = [
     "GenerateResult",

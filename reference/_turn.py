@@ -19,6 +19,7 @@ import anyio
 
 from harness_testkit.spec import (
     CompactionPart,
+    CompletedToolResult,
     ConsumerAbortPart,
     ConsumerErrorPart,
     ConsumerFinishPart,
@@ -70,12 +71,12 @@ from harness_testkit.spec import (
     ToolInputEndPart,
     ToolInputStartPart,
     ToolResultPart,
+    WireModel,
     find_non_json,
     inactive_tool_reason,
     is_builtin_tool_included,
 )
-from harness_testkit.spec._lifecycle import CompletedToolResult
-from harness_testkit.spec._stream_parts import Metadata, WireModel
+from harness_testkit.spec import ProviderMetadata as Metadata
 
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._results import StepResult, add_usage, normalize_usage

@@ -104,6 +104,7 @@ from ._stream_parts import FinishPart as FinishPart
 from ._stream_parts import FinishReason as FinishReason
 from ._stream_parts import FinishStepPart as FinishStepPart
 from ._stream_parts import InputTokens as InputTokens
+from ._stream_parts import Metadata as ProviderMetadata
 from ._stream_parts import OtherWarning as OtherWarning
 from ._stream_parts import OutputTokens as OutputTokens
 from ._stream_parts import RawPart as RawPart
@@ -127,6 +128,7 @@ from ._stream_parts import UnsupportedToolWarning as UnsupportedToolWarning
 from ._stream_parts import Usage as Usage
 from ._stream_parts import WireModel as WireModel
 from ._stream_parts import parse_stream_part as parse_stream_part
+from ._stream_parts import serialize_unknown as serialize_unknown
 from ._tools import BASELINE_INPUT_SCHEMAS as BASELINE_INPUT_SCHEMAS
 from ._tools import BUILTIN_TOOL_NAMES as BUILTIN_TOOL_NAMES
 from ._tools import PERMISSION_MODES as PERMISSION_MODES
@@ -223,6 +225,7 @@ __all__ = [
     "PortEndpoint",
     "PromptControl",
     "PromptTurnOptions",
+    "ProviderMetadata",
     "RawPart",
     "ReasoningDeltaPart",
     "ReasoningEndPart",
@@ -284,4 +287,5 @@ __all__ = [
     "parse_stream_part",
     "requires_approval",
     "sandbox_bootstrap_identity",
+    "serialize_unknown",
 ]

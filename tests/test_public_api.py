@@ -14,6 +14,8 @@ PACKAGES = [
     "harness_testkit.reference",
     "harness_testkit.fake_harness",
     "harness_testkit.conformance",
+    "harness_testkit.sandbox",
+    "harness_testkit.simulate",
 ]
 
 
@@ -43,3 +45,16 @@ def test_implementation_modules_are_private(package: str) -> None:
 def test_top_level_package_exposes_only_the_version() -> None:
     assert harness_testkit.__all__ == ["__version__"]
     assert harness_testkit.__version__
+
+
+def test_pinned_reference_names_still_import_after_the_re_layout() -> None:
+    """Sandbox and simulation names moved to their own packages stay importable here."""
+    reference = importlib.import_module("harness_testkit.reference")
+    sandbox = importlib.import_module("harness_testkit.sandbox")
+    simulate = importlib.import_module("harness_testkit.simulate")
+    for name in ("LocalSandboxProvider", "DockerSandboxProvider", "extract_lines"):
+        assert getattr(reference, name) is getattr(sandbox, name)
+    for name in simulate.__all__:
+        assert getattr(reference, name) is getattr(simulate, name), name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = reference.nope

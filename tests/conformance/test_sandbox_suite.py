@@ -18,9 +18,8 @@ from harness_testkit.conformance._sandbox_suite import (
     SandboxTarget,
     run_sandbox_check,
 )
-from harness_testkit.reference._docker_sandbox import DockerSandboxProvider
-from harness_testkit.reference._local_sandbox import LocalSandboxProvider
-from tests.reference.sandbox_support import docker_provider_or_skip, finish_docker_provider
+from harness_testkit.sandbox import DockerSandboxProvider, LocalSandboxProvider
+from tests.sandbox.support import docker_provider_or_skip, finish_docker_provider
 
 LOCAL_CAPABILITIES = SandboxCapabilities(
     resume=True,

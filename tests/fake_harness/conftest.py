@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_testkit.reference._local_sandbox import LocalSandboxProvider
+from harness_testkit.sandbox import LocalSandboxProvider
 from tests.fake_harness.support import SandboxEnv
 
 

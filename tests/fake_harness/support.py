@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 
 from harness_testkit.fake_harness import FakeHarness, FakeHarnessSession, FakePromptControl
-from harness_testkit.reference._local_sandbox import LocalSandboxProvider, LocalSandboxSession
+from harness_testkit.sandbox import LocalSandboxProvider, LocalSandboxSession
 from harness_testkit.spec import (
     ContinueTurnOptions,
     PromptTurnOptions,

@@ -27,7 +27,7 @@ from harness_testkit.fake_harness import (
     profiles,
     scripts,
 )
-from harness_testkit.reference._local_sandbox import LocalSandboxProvider
+from harness_testkit.sandbox import LocalSandboxProvider
 from harness_testkit.spec import PERMISSION_MODES, PromptTurnOptions, parse_lifecycle_state
 from tests.fake_harness.support import (
     Collector,

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from harness_testkit.reference._simulate import normalize_transcript_line
+from harness_testkit.simulate._runner import normalize_transcript_line
 
 __all__ = ["read_lines", "stable_bytes", "write_scenario"]
 

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from harness_testkit.reference._scenario import (
+from harness_testkit.simulate._scenario import (
     ApproveAction,
     PromptAction,
     ScenarioError,
@@ -24,7 +24,7 @@ from harness_testkit.reference._scenario import (
 from .support import write_scenario
 
 SCHEMA_FILE = (
-    Path(__file__).resolve().parents[2] / "reference" / "examples" / "scenario.schema.json"
+    Path(__file__).resolve().parents[2] / "simulate" / "examples" / "scenario.schema.json"
 )
 
 
@@ -39,9 +39,9 @@ def test_the_shipped_examples_are_listed_and_valid() -> None:
 
 def test_the_committed_schema_is_fresh() -> None:
     assert SCHEMA_FILE.read_text(encoding="utf-8") == render_json_schema(), (
-        "reference/examples/scenario.schema.json is stale; regenerate it with "
-        "python -c 'from harness_testkit.reference._scenario import render_json_schema; "
-        'print(render_json_schema(), end="")\' > reference/examples/scenario.schema.json'
+        "simulate/examples/scenario.schema.json is stale; regenerate it with "
+        "python -c 'from harness_testkit.simulate._scenario import render_json_schema; "
+        'print(render_json_schema(), end="")\' > simulate/examples/scenario.schema.json'
     )
 
 

@@ -9,18 +9,18 @@ from typing import Any
 import anyio
 import pytest
 
-from harness_testkit.reference._scenario import (
-    HostAction,
-    builtin_scenario_path,
-    load_scenario,
-)
-from harness_testkit.reference._simulate import (
+from harness_testkit.simulate._runner import (
     VOLATILE_FIELDS,
     SessionReport,
     SimulationObserver,
     SimulationOptions,
     percentile,
     simulate,
+)
+from harness_testkit.simulate._scenario import (
+    HostAction,
+    builtin_scenario_path,
+    load_scenario,
 )
 from harness_testkit.spec import ConsumerPart
 
@@ -259,7 +259,7 @@ def test_percentiles_use_the_nearest_rank() -> None:
 
 @pytest.mark.docker
 async def test_the_docker_sandbox_runs_the_quickstart(tmp_path: Path) -> None:
-    from tests.reference.sandbox_support import docker_provider_or_skip, finish_docker_provider
+    from tests.sandbox.support import docker_provider_or_skip, finish_docker_provider
 
     provider = await anyio.to_thread.run_sync(docker_provider_or_skip)
     try:

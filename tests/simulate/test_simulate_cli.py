@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness_testkit._cli import cli
-from harness_testkit.reference._scenario import builtin_scenario_path, load_scenario
+from harness_testkit.simulate._scenario import builtin_scenario_path, load_scenario
 
 from .support import read_lines, write_scenario
 
@@ -188,7 +188,7 @@ def test_counts_must_be_positive(spelling: str) -> None:
 
 
 def test_schema_prints_the_committed_schema() -> None:
-    from harness_testkit.reference._scenario import render_json_schema
+    from harness_testkit.simulate._scenario import render_json_schema
 
     code, out, _ = _run("--schema")
     assert code == 0

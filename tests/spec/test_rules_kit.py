@@ -1034,12 +1034,6 @@ def _raise_skill_file() -> None:
     SkillFile(path="../x", content="")
 
 
-def _raise_continuation() -> None:
-    from harness_testkit.reference._continuations import normalize_result_continuations
-
-    normalize_result_continuations([{"output": 1}])
-
-
 @requirement("ERROR-013")
 @pytest.mark.parametrize(
     ("trigger", "culprit"),
@@ -1049,9 +1043,8 @@ def _raise_continuation() -> None:
         (_raise_state, "data"),
         (_raise_bootstrap, "workDir"),
         (_raise_skill_file, "../x"),
-        (_raise_continuation, "toolCallId"),
     ],
-    ids=["skill-name", "builtin-name", "lifecycle-data", "work-dir", "skill-file", "continuation"],
+    ids=["skill-name", "builtin-name", "lifecycle-data", "work-dir", "skill-file"],
 )
 def test_kit_errors_are_sentences_naming_the_culprit(trigger: Any, culprit: str) -> None:
     with pytest.raises((ValueError, InvalidLifecycleStateError)) as caught:

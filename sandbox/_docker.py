@@ -35,24 +35,16 @@ from typing import Any, Literal, TypeVar
 import anyio
 import anyio.lowlevel
 
-from harness_testkit.spec._errors import (
+from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
+    OnFirstCreate,
+    PortEndpoint,
+    RunResult,
     SandboxError,
     SandboxUnavailableError,
 )
-from harness_testkit.spec._protocols import OnFirstCreate, PortEndpoint, RunResult
 
-from ._docker_image import (
-    DEFAULT_PATH,
-    DEFAULT_SANDBOX_IMAGE,
-    SANDBOX_HOME,
-    SANDBOX_UID,
-    SANDBOX_WORKSPACE,
-    build_context,
-    find_static_busybox,
-)
-from ._docker_process import EXEC_WRAPPER, PID_DIRECTORY, ContainerResource, DockerSandboxProcess
-from ._sandbox_common import (
+from ._common import (
     DEFAULT_KILL_TIMEOUT,
     DEFAULT_LOCK_TIMEOUT,
     LoopLocalLocks,
@@ -63,6 +55,16 @@ from ._sandbox_common import (
     sanitize_name,
     start_detached,
 )
+from ._docker_image import (
+    DEFAULT_PATH,
+    DEFAULT_SANDBOX_IMAGE,
+    SANDBOX_HOME,
+    SANDBOX_UID,
+    SANDBOX_WORKSPACE,
+    build_context,
+    find_static_busybox,
+)
+from ._docker_process import EXEC_WRAPPER, PID_DIRECTORY, ContainerResource, DockerSandboxProcess
 
 __all__ = [
     "DEFAULT_SANDBOX_IMAGE",

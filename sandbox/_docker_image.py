@@ -14,7 +14,7 @@ import tarfile
 from pathlib import Path
 
 from harness_testkit import __version__
-from harness_testkit.spec._errors import SandboxUnavailableError
+from harness_testkit.spec import SandboxUnavailableError
 
 __all__ = [
     "DEFAULT_PATH",

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness_testkit.reference._sandbox_common import (
+from harness_testkit.sandbox._common import (
     LoopLocalLocks,
     detect_line_ending,
     extract_lines,

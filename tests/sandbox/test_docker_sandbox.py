@@ -15,12 +15,12 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from harness_testkit.reference._docker_sandbox import (
+from harness_testkit.sandbox._cli import sandbox
+from harness_testkit.sandbox._docker import (
     DEFAULT_SANDBOX_IMAGE,
     DockerSandboxProvider,
     find_static_busybox,
 )
-from harness_testkit.reference._sandbox_cli import sandbox
 from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
     NetworkSandboxSession,
@@ -161,7 +161,7 @@ async def test_resume_starts_a_stopped_container_from_another_process(
                     textwrap.dedent(
                         f"""
                         import anyio
-                        from harness_testkit.reference._docker_sandbox import (
+                        from harness_testkit.sandbox._docker import (
                             DockerSandboxProvider,
                         )
 

@@ -30,18 +30,16 @@ import anyio
 import anyio.abc
 from anyio.abc import ByteReceiveStream
 
-from harness_testkit.spec._errors import (
+from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
-    SandboxError,
-    SandboxPathError,
-)
-from harness_testkit.spec._protocols import (
     OnFirstCreate,
     PortEndpoint,
     RunResult,
+    SandboxError,
+    SandboxPathError,
 )
 
-from ._sandbox_common import (
+from ._common import (
     DEFAULT_KILL_TIMEOUT,
     DEFAULT_LOCK_TIMEOUT,
     LoopLocalLocks,

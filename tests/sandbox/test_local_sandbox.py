@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness_testkit.reference._local_sandbox import LocalSandboxProvider, default_local_base_dir
+from harness_testkit.sandbox._local import LocalSandboxProvider, default_local_base_dir
 from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
     NetworkSandboxSession,
@@ -95,7 +95,7 @@ async def test_resume_from_another_process(tmp_path: Path) -> None:
     await _run_python(
         f"""
         import anyio
-        from harness_testkit.reference._local_sandbox import LocalSandboxProvider
+        from harness_testkit.sandbox._local import LocalSandboxProvider
 
         async def main():
             provider = LocalSandboxProvider({str(base)!r})
@@ -120,7 +120,7 @@ async def test_identity_template_is_baked_once_across_processes(tmp_path: Path) 
     script = f"""
         import sys
         import anyio
-        from harness_testkit.reference._local_sandbox import LocalSandboxProvider
+        from harness_testkit.sandbox._local import LocalSandboxProvider
 
         async def setup(session):
             # Slow on purpose, so the processes really overlap.

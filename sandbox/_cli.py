@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import click
 
-from harness_testkit.spec._errors import SandboxError
+from harness_testkit.spec import SandboxError
 
-from ._docker_sandbox import DEFAULT_SANDBOX_IMAGE, DockerSandboxProvider
+from ._docker import DEFAULT_SANDBOX_IMAGE, DockerSandboxProvider
 
 __all__ = ["sandbox"]
 

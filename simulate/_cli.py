@@ -24,6 +24,15 @@ from rich.table import Table
 
 from harness_testkit.spec import ConsumerPart
 
+from ._runner import (
+    SessionReport,
+    SimulationObserver,
+    SimulationOptions,
+    SimulationSummary,
+)
+from ._runner import (
+    simulate as run_simulation,
+)
 from ._scenario import (
     HostAction,
     LoadedScenario,
@@ -33,15 +42,6 @@ from ._scenario import (
     builtin_scenarios,
     load_scenario,
     render_json_schema,
-)
-from ._simulate import (
-    SessionReport,
-    SimulationObserver,
-    SimulationOptions,
-    SimulationSummary,
-)
-from ._simulate import (
-    simulate as run_simulation,
 )
 
 __all__ = ["simulate"]

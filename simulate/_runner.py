@@ -32,12 +32,12 @@ from typing import IO, Any, Literal
 import anyio
 
 from harness_testkit import __version__
+from harness_testkit.reference import AgentSession, IdGenerator, StreamResult
 from harness_testkit.spec import (
     ConsumerPart,
     SandboxProvider,
 )
 
-from ._ids import IdGenerator
 from ._scenario import (
     ApproveAction,
     CompactAction,
@@ -53,8 +53,6 @@ from ._scenario import (
     action_name,
     selected_tools,
 )
-from ._session import AgentSession
-from ._stream_result import StreamResult
 
 __all__ = [
     "VOLATILE_FIELDS",
@@ -707,11 +705,11 @@ async def simulate(
     if provider is not None:
         sandbox = provider
     elif (options.sandbox or scenario.sandbox) == "docker":
-        from ._docker_sandbox import DockerSandboxProvider
+        from harness_testkit.sandbox import DockerSandboxProvider
 
         sandbox = DockerSandboxProvider()
     else:
-        from ._local_sandbox import LocalSandboxProvider
+        from harness_testkit.sandbox import LocalSandboxProvider
 
         if options.sandbox_root is not None:
             options.sandbox_root.mkdir(parents=True, exist_ok=True)

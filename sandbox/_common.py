@@ -22,8 +22,7 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import ByteReceiveStream
 
-from harness_testkit.spec._errors import SandboxAbortedError, SandboxTimeoutError
-from harness_testkit.spec._protocols import RunResult
+from harness_testkit.spec import RunResult, SandboxAbortedError, SandboxTimeoutError
 
 __all__ = [
     "DEFAULT_KILL_TIMEOUT",

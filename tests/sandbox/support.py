@@ -13,7 +13,7 @@ import os
 import anyio
 import pytest
 
-from harness_testkit.reference._docker_sandbox import DockerSandboxProvider
+from harness_testkit.sandbox._docker import DockerSandboxProvider
 from harness_testkit.spec import SandboxUnavailableError
 
 __all__ = ["docker_provider_or_skip", "finish_docker_provider"]

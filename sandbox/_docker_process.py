@@ -21,12 +21,12 @@ import anyio.lowlevel
 from anyio.abc import ByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from harness_testkit.spec._errors import SandboxError
+from harness_testkit.spec import SandboxError
 
-from ._sandbox_common import aborted_error
+from ._common import aborted_error
 
 if TYPE_CHECKING:
-    from ._docker_sandbox import DockerSandboxProvider
+    from ._docker import DockerSandboxProvider
 
 __all__ = [
     "EXEC_WRAPPER",

@@ -1,0 +1,219 @@
+"""The house rules of the package layout, checked on the source (no imports executed).
+
+- Packages talk through facades: no module (library or test) imports a private module
+  (a ``_name`` component) of another package. Tests may import private modules of the
+  package they test (``tests/<package>/``; ``tests/zoo`` belongs to ``conformance``).
+- Layering: ``sandbox`` builds on ``spec`` only; ``reference`` on ``spec`` and ``sandbox``
+  (plus lazy re-exports of ``simulate`` names); ``simulate`` is the only package that
+  imports both ``reference`` and ``fake_harness``.
+- No import cycle between modules at file level (imports under ``TYPE_CHECKING`` and
+  imports inside functions are not file-level).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Top-level folder -> package name in the ``harness_testkit`` namespace.
+PACKAGES = {
+    "harness_testkit": "",
+    "spec": "spec",
+    "reference": "reference",
+    "fake_harness": "fake_harness",
+    "conformance": "conformance",
+    "sandbox": "sandbox",
+    "simulate": "simulate",
+}
+#: Test folders whose tests may open their own package's private modules.
+TEST_OWNERS = {
+    "spec": "spec",
+    "reference": "reference",
+    "fake_harness": "fake_harness",
+    "conformance": "conformance",
+    "zoo": "conformance",
+    "sandbox": "sandbox",
+    "simulate": "simulate",
+}
+#: Which packages each package may import at file level (besides itself and the root).
+ALLOWED_DEPENDENCIES = {
+    "spec": set(),
+    "sandbox": {"spec"},
+    "reference": {"spec", "sandbox"},
+    "fake_harness": {"spec"},
+    "simulate": {"spec", "sandbox", "reference", "fake_harness"},
+    "conformance": {"spec", "sandbox", "reference", "fake_harness"},
+}
+
+
+def _library_files() -> Iterator[tuple[str, Path]]:
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            yield package, path
+
+
+def _module_name(package: str, path: Path, folder: Path) -> str:
+    parts = list(path.relative_to(folder).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["harness_testkit", *([package] if package else []), *parts])
+
+
+def _imports(tree: ast.Module, package: str, *, file_level: bool) -> Iterator[tuple[int, str]]:
+    """Absolute names imported by ``tree``; relative imports resolve against ``package``."""
+
+    def visit(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+        for node in body:
+            if isinstance(node, ast.If) and _is_type_checking(node.test):
+                if not file_level:
+                    yield from visit(node.body)
+                yield from visit(node.orelse)
+                continue
+            yield node
+            if not file_level:
+                for child in ast.walk(node):
+                    if child is not node and isinstance(child, (ast.Import, ast.ImportFrom)):
+                        yield child
+            elif isinstance(node, (ast.If, ast.Try)):
+                for block in (
+                    node.body,
+                    node.orelse,
+                    *([h.body for h in node.handlers] if isinstance(node, ast.Try) else []),
+                ):
+                    yield from visit(block)
+
+    for node in visit(tree.body):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            yield node.lineno, base
+            for alias in node.names:
+                yield node.lineno, f"{base}.{alias.name}"
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _package_of(name: str) -> str | None:
+    parts = name.split(".")
+    if parts[0] != "harness_testkit":
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in PACKAGES else ""
+
+
+def _private_of_other(name: str, own: str | None) -> bool:
+    parts = name.split(".")
+    if parts[0] != "harness_testkit" or len(parts) < 3 or parts[1] not in PACKAGES:
+        return False
+    return parts[1] != own and any(p.startswith("_") for p in parts[2:])
+
+
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _relative_module(package: str, path: Path) -> str:
+    """The package that relative imports in ``path`` resolve against."""
+    folder = ROOT / (package or "harness_testkit")
+    name = _module_name(package, path, folder)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def test_no_module_opens_another_packages_private_modules() -> None:
+    offenders = []
+    for package, path in _library_files():
+        anchor = _relative_module(package, path)
+        for line, name in _imports(_parse(path), anchor, file_level=False):
+            if _private_of_other(name, package):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        parts = path.relative_to(ROOT / "tests").parts
+        own = TEST_OWNERS.get(parts[0]) if len(parts) > 1 else None
+        for line, name in _imports(_parse(path), "tests", file_level=False):
+            if _private_of_other(name, own):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert not offenders, "imports of another package's private modules:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED_DEPENDENCIES))
+def test_packages_import_only_the_layers_below_them(package: str) -> None:
+    allowed = ALLOWED_DEPENDENCIES[package] | {package, ""}
+    offenders = []
+    for own, path in _library_files():
+        if own != package:
+            continue
+        for line, name in _imports(_parse(path), _relative_module(own, path), file_level=True):
+            target = _package_of(name)
+            if target is not None and target not in allowed:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert not offenders, f"{package} imports outside its layer:\n" + "\n".join(offenders)
+
+
+def test_no_import_cycle_between_modules_at_file_level() -> None:
+    modules: dict[str, Path] = {}
+    for package, path in _library_files():
+        folder = ROOT / (package or "harness_testkit")
+        modules[_module_name(package, path, folder)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = _package_of(name) or ""
+        edges = set()
+        for _, imported in _imports(_parse(path), _relative_module(package, path), file_level=True):
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and not name.startswith(imported + "."):
+                edges.add(imported)
+        graph[name] = edges
+    cycles = _cycles(graph)
+    assert not cycles, "file-level import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+
+    def connect(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph.get(node, ())):
+            if succ not in index:
+                connect(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
