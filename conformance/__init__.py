@@ -5,12 +5,12 @@ departs from harness-v1: ``harness-testkit check package.module:factory`` or, in
 a ``ConformanceSuite`` subclass. Both run the same plain check functions.
 """
 
+from ._adapter_checks.registry import REGISTRY as REGISTRY
+from ._adapter_checks.registry import ordered_checks as ordered_checks
 from ._capabilities import AdapterCapabilities as AdapterCapabilities
-from ._checks import REGISTRY as REGISTRY
 from ._checks import Check as Check
 from ._checks import CheckFailed as CheckFailed
 from ._checks import CheckSkipped as CheckSkipped
-from ._checks import ordered_checks as ordered_checks
 from ._context import PROFILES as PROFILES
 from ._context import AdapterTarget as AdapterTarget
 from ._context import CheckContext as CheckContext

@@ -21,12 +21,10 @@ if TYPE_CHECKING:
     from ._context import CheckContext
 
 __all__ = [
-    "REGISTRY",
     "Check",
     "CheckFailed",
     "CheckSkipped",
     "check",
-    "ordered_checks",
     "property_check",
 ]
 
@@ -76,28 +74,20 @@ class Check:
     #: Scenarios run before any generated one, in this order (hypothesis ``@example``).
     examples: tuple[Any, ...] = ()
 
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.needs if name not in CAPABILITY_NAMES]
+        if unknown:
+            raise ValueError(
+                f"check {self.id!r} needs unknown capabilities {unknown}; "
+                f"known: {', '.join(sorted(CAPABILITY_NAMES))}"
+            )
+        if not self.requirements:
+            raise ValueError(f"check {self.id!r} must name the requirement ids it verifies")
+
     @property
     def is_property(self) -> bool:
         """Whether the check is driven by generated scenarios."""
         return self.run_scenario is not None
-
-
-#: Every check, by id, in registration order.
-REGISTRY: dict[str, Check] = {}
-
-
-def _register(item: Check) -> None:
-    if item.id in REGISTRY:
-        raise ValueError(f"check id {item.id!r} is registered twice")
-    unknown = [name for name in item.needs if name not in CAPABILITY_NAMES]
-    if unknown:
-        raise ValueError(
-            f"check {item.id!r} needs unknown capabilities {unknown}; "
-            f"known: {', '.join(sorted(CAPABILITY_NAMES))}"
-        )
-    if not item.requirements:
-        raise ValueError(f"check {item.id!r} must name the requirement ids it verifies")
-    REGISTRY[item.id] = item
 
 
 def check(
@@ -108,26 +98,19 @@ def check(
     tier: Tier = "black-box",
     needs: Iterable[str] = (),
     depends_on: Iterable[str] = (),
-) -> Callable[
-    [Callable[[CheckContext], Awaitable[None]]], Callable[[CheckContext], Awaitable[None]]
-]:
-    """Register an async check function."""
+) -> Callable[[Callable[[CheckContext], Awaitable[None]]], Check]:
+    """Turn an async check function into a :class:`Check` (a registry module lists it)."""
 
-    def decorate(
-        function: Callable[[CheckContext], Awaitable[None]],
-    ) -> Callable[[CheckContext], Awaitable[None]]:
-        _register(
-            Check(
-                id=check_id,
-                title=title,
-                requirements=tuple(requirements),
-                tier=tier,
-                needs=tuple(needs),
-                depends_on=tuple(depends_on),
-                run=function,
-            )
+    def decorate(function: Callable[[CheckContext], Awaitable[None]]) -> Check:
+        return Check(
+            id=check_id,
+            title=title,
+            requirements=tuple(requirements),
+            tier=tier,
+            needs=tuple(needs),
+            depends_on=tuple(depends_on),
+            run=function,
         )
-        return function
 
     return decorate
 
@@ -142,10 +125,8 @@ def property_check(
     needs: Iterable[str] = (),
     depends_on: Iterable[str] = (),
     examples: Iterable[Any] = (),
-) -> Callable[
-    [Callable[[CheckContext, Any], Awaitable[None]]], Callable[[CheckContext, Any], Awaitable[None]]
-]:
-    """Register an async check run once per generated JSON scenario.
+) -> Callable[[Callable[[CheckContext, Any], Awaitable[None]]], Check]:
+    """Turn an async function run once per generated JSON scenario into a :class:`Check`.
 
     Args:
         check_id: The check's id (``area.name``).
@@ -160,63 +141,20 @@ def property_check(
             as examples but are never shrunk.
 
     Returns:
-        A decorator registering the function and returning it unchanged.
+        A decorator returning the :class:`Check` (a registry module lists it).
     """
 
-    def decorate(
-        function: Callable[[CheckContext, Any], Awaitable[None]],
-    ) -> Callable[[CheckContext, Any], Awaitable[None]]:
-        _register(
-            Check(
-                id=check_id,
-                title=title,
-                requirements=tuple(requirements),
-                tier=tier,
-                needs=tuple(needs),
-                depends_on=tuple(depends_on),
-                run_scenario=function,
-                scenarios=scenarios,
-                examples=tuple(examples),
-            )
+    def decorate(function: Callable[[CheckContext, Any], Awaitable[None]]) -> Check:
+        return Check(
+            id=check_id,
+            title=title,
+            requirements=tuple(requirements),
+            tier=tier,
+            needs=tuple(needs),
+            depends_on=tuple(depends_on),
+            run_scenario=function,
+            scenarios=scenarios,
+            examples=tuple(examples),
         )
-        return function
 
     return decorate
-
-
-def ordered_checks(ids: Iterable[str] | None = None) -> list[Check]:
-    """Checks in dependency order (prerequisites first), optionally only ``ids``."""
-    _load_builtin_checks()
-    wanted = list(REGISTRY) if ids is None else list(ids)
-    unknown = [item for item in wanted if item not in REGISTRY]
-    if unknown:
-        raise KeyError(
-            f"unknown check ids: {', '.join(unknown)}; see `harness-testkit check --list`"
-        )
-    ordered: list[Check] = []
-    seen: set[str] = set()
-
-    def visit(check_id: str, path: tuple[str, ...]) -> None:
-        if check_id in seen:
-            return
-        if check_id in path:
-            raise ValueError(f"check dependency cycle: {' -> '.join((*path, check_id))}")
-        for dependency in REGISTRY[check_id].depends_on:
-            visit(dependency, (*path, check_id))
-        seen.add(check_id)
-        ordered.append(REGISTRY[check_id])
-
-    for check_id in wanted:
-        visit(check_id, ())
-    return ordered
-
-
-def _load_builtin_checks() -> None:
-    # Importing the modules registers their checks (once).
-    from . import (  # noqa: F401
-        _approval_machine,
-        _blackbox_checks,
-        _scripted_checks,
-        _scripted_turn_checks,
-        _workflow_checks,
-    )

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
+from ._adapter_checks.registry import ordered_checks
 from ._capabilities import AdapterCapabilities
-from ._checks import ordered_checks
 from ._context import PROFILES, AdapterTarget, load_target
 from ._report import Report
 from ._runner import Expectations, RunOptions, load_bundle, run_check, run_suite

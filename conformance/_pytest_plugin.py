@@ -67,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``harness_check`` over every registered conformance check."""
     if "harness_check" in metafunc.fixturenames:
-        from ._checks import ordered_checks
+        from ._adapter_checks.registry import ordered_checks
 
         checks = ordered_checks()
         metafunc.parametrize("harness_check", checks, ids=[check.id for check in checks])

@@ -21,7 +21,8 @@ import yaml
 
 from harness_testkit import __version__
 
-from ._checks import Check, CheckFailed, CheckSkipped, ordered_checks
+from ._adapter_checks.registry import ordered_checks
+from ._checks import Check, CheckFailed, CheckSkipped
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
 from ._report import CheckResult, Report, dump_json, strongest_level
 

@@ -7,25 +7,18 @@ tests run in milliseconds and replay identically.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TypeAlias
 
 import anyio
 import anyio.lowlevel
 
+from harness_testkit.spec import Clock as _SpecClock
+
 __all__ = ["Clock", "EventLoopClock", "VirtualClock"]
 
 
-@runtime_checkable
-class Clock(Protocol):
-    """What the fake runtime needs from time: read it and wait for it."""
-
-    def now(self) -> float:
-        """Return the current time in seconds (any epoch; only differences matter)."""
-        ...
-
-    async def sleep(self, seconds: float) -> None:
-        """Wait ``seconds``; must be cancellable (an abort interrupts it)."""
-        ...
+#: The kit's one clock protocol (``harness_testkit.spec.Clock``), under its old name.
+Clock: TypeAlias = _SpecClock
 
 
 class VirtualClock:

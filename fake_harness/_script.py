@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator, model_validator
 
-from harness_testkit.spec import JSONValue, ToolUseKind, UnifiedFinishReason
+from harness_testkit.spec import JSONValue, ToolUseKind, UnifiedFinishReason, WireModel
 
 __all__ = [
     "Action",
@@ -65,17 +64,9 @@ __all__ = [
 ]
 
 
-class ScriptModel(BaseModel):
-    """Base of every script model: camelCase on the wire, either spelling accepted."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        frozen=True,
-        extra="forbid",
-    )
+class ScriptModel(WireModel):
+    """Base of every script model: camelCase on the wire, either spelling accepted (the
+    configuration and ``to_wire`` of :class:`~harness_testkit.spec.WireModel`)."""
 
 
 def _check_regex(value: str | None) -> str | None:
@@ -561,10 +552,6 @@ class Script(ScriptModel):
     def default(cls) -> Script:
         """The script a :class:`FakeHarness` uses when given none: echo the prompt."""
         return cls.from_texts("You said: {{prompt}}")
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready document (camelCase keys, unset optional fields omitted)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def to_yaml(self) -> str:
         """The document as YAML."""

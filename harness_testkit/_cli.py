@@ -20,7 +20,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "sandbox": "harness_testkit.sandbox._cli:sandbox",
     "check": "harness_testkit.conformance._cli:check",
     "replay": "harness_testkit.conformance._cli:replay",
-    "selftest": "harness_testkit.conformance._selftest:selftest",
+    "selftest": "harness_testkit.conformance._zoo.selftest:selftest",
     "simulate": "harness_testkit.simulate._cli:simulate",
 }
 

@@ -46,7 +46,7 @@ from ._continuations import (
     normalize_approval_continuations,
     normalize_result_continuations,
 )
-from ._ids import Clock, IdGenerator, system_clock
+from ._ids import IdGenerator, Timestamps, system_clock
 from ._results import GenerateResult
 from ._sandbox_setup import (
     SandboxConfig,
@@ -210,7 +210,7 @@ class HarnessAgent:
         headers: Mapping[str, str | None] | None = None,
         sandbox_config: SandboxConfig | None = None,
         id_generator: IdGenerator | None = None,
-        clock: Clock | None = None,
+        clock: Timestamps | None = None,
         abort_grace: float = 10.0,
         drain_timeout: float = 30.0,
         error_log: TextIO | None = sys.stderr,

@@ -7,13 +7,17 @@ import secrets
 import string
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeAlias
 
-__all__ = ["Clock", "IdGenerator", "system_clock"]
+__all__ = ["Clock", "IdGenerator", "Timestamps", "system_clock"]
 
 _ALPHABET = string.ascii_letters + string.digits
 
-#: A clock returns the current time as an aware ``datetime``.
-Clock = Callable[[], datetime]
+#: A timestamp source returns the current time as an aware ``datetime`` (for the parts'
+#: timestamps). It is not a clock to wait on: that is ``harness_testkit.spec.Clock``.
+Timestamps: TypeAlias = Callable[[], datetime]
+#: The old name of :data:`Timestamps`.
+Clock: TypeAlias = Timestamps
 
 
 def system_clock() -> datetime:

@@ -22,7 +22,7 @@ from harness_testkit.spec import (
     TurnSettings,
 )
 
-from ._ids import Clock, IdGenerator
+from ._ids import IdGenerator, Timestamps
 from ._part_queue import PartQueue
 from ._results import StepResult
 from ._tool import Tool
@@ -74,7 +74,7 @@ class TurnCore:
     sandbox: SandboxSession
     harness_builtins: Mapping[str, BuiltinTool]
     ids: IdGenerator
-    clock: Clock
+    clock: Timestamps
     state: TurnState = TurnState.IDLE
     pending_approvals: dict[str, PendingToolApproval] = field(default_factory=dict)
     pending_results: dict[str, PendingToolResult] = field(default_factory=dict)

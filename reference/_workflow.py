@@ -33,10 +33,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from harness_testkit.spec import (
+    Clock,
     ConsumerAbortPart,
     ConsumerErrorPart,
     ConsumerFinishPart,
@@ -53,6 +53,7 @@ from harness_testkit.spec import (
     HarnessError,
     HarnessUsageError,
     JSONValue,
+    WireModel,
     parse_consumer_part,
 )
 
@@ -101,19 +102,8 @@ class WorkflowStatus(enum.StrEnum):
     FAILED = "failed"
 
 
-class _WorkflowModel(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        frozen=True,
-        extra="forbid",
-    )
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready dict (camelCase keys, unset optional fields omitted)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+class _WorkflowModel(WireModel):
+    """Base of the workflow models (the configuration and ``to_wire`` of ``WireModel``)."""
 
 
 class WorkflowUsage(_WorkflowModel):
@@ -289,17 +279,8 @@ def step_count_is(count: int) -> Callable[[Any], bool]:
 # -- clocks and writers ------------------------------------------------------------------
 
 
-@runtime_checkable
-class WorkflowClock(Protocol):
-    """Time for time slices: read it and wait for it (the runners read no other clock)."""
-
-    def now(self) -> float:
-        """Seconds on a monotonic scale (only differences matter)."""
-        ...
-
-    async def sleep(self, seconds: float) -> None:
-        """Wait ``seconds``; must be cancellable."""
-        ...
+#: Time for time slices: the kit's one clock protocol (``harness_testkit.spec.Clock``).
+WorkflowClock: TypeAlias = Clock
 
 
 class AnyioClock:

@@ -34,7 +34,6 @@ import jsonschema
 import yaml
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -63,6 +62,7 @@ from harness_testkit.spec import (
     PermissionMode,
     SandboxProvider,
     Skill,
+    WireModel,
 )
 
 #: ``stop_when`` predicate of the agent: receives ``{"steps": [...]}``.
@@ -102,21 +102,9 @@ SIMULATION_EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 _EXAMPLES_PACKAGE = "harness_testkit.simulate"
 
 
-class ScenarioModel(BaseModel):
-    """Base of the scenario models: camelCase on disk, either spelling accepted."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        frozen=True,
-        extra="forbid",
-    )
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready document (camelCase keys, unset optional fields omitted)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+class ScenarioModel(WireModel):
+    """Base of the scenario models: camelCase on disk, either spelling accepted (the
+    configuration and ``to_wire`` of :class:`~harness_testkit.spec.WireModel`)."""
 
 
 # -- errors -----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from ._bootstrap import BootstrapCommand as BootstrapCommand
 from ._bootstrap import BootstrapFile as BootstrapFile
 from ._bootstrap import bootstrap_marker_path as bootstrap_marker_path
 from ._bootstrap import sandbox_bootstrap_identity as sandbox_bootstrap_identity
+from ._clock import Clock as Clock
 from ._consumer_parts import CONSUMER_PART_TYPES as CONSUMER_PART_TYPES
 from ._consumer_parts import ConsumerAbortPart as ConsumerAbortPart
 from ._consumer_parts import ConsumerErrorPart as ConsumerErrorPart
@@ -166,6 +167,7 @@ __all__ = [
     "BuiltinToolFiltering",
     "CallWarning",
     "Checkability",
+    "Clock",
     "CompactionPart",
     "CompletedToolResult",
     "ConsumerAbortPart",

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field, TypeAdapter, field_serializer
 
 from ._json import JSONValue
-from ._stream_parts import Metadata, WireModel, serialize_unknown
+from ._stream_parts import Metadata, WireModel, serialize_unknown, union_types
 
 __all__ = [
     "CONSUMER_PART_TYPES",
@@ -327,29 +327,8 @@ ConsumerPart: TypeAlias = Annotated[
     Field(discriminator="type"),
 ]
 
-CONSUMER_PART_TYPES: tuple[str, ...] = (
-    "start",
-    "start-step",
-    "text-start",
-    "text-delta",
-    "text-end",
-    "reasoning-start",
-    "reasoning-delta",
-    "reasoning-end",
-    "tool-input-start",
-    "tool-input-delta",
-    "tool-input-end",
-    "tool-call",
-    "tool-result",
-    "tool-error",
-    "tool-approval-request",
-    "tool-approval-response",
-    "finish-step",
-    "finish",
-    "error",
-    "abort",
-    "raw",
-)
+#: Every ``type`` discriminant of :data:`ConsumerPart`, in union order.
+CONSUMER_PART_TYPES: tuple[str, ...] = union_types(ConsumerPart)
 
 _CONSUMER_PART_ADAPTER: TypeAdapter[ConsumerPart] = TypeAdapter(ConsumerPart)
 

@@ -8,7 +8,7 @@ are camelCase (``toolCallId``, ``harnessMetadata``, ``providerExecuted``,
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, Field, PositiveInt, TypeAdapter, field_serializer
 
@@ -367,28 +367,15 @@ StreamPart: TypeAlias = Annotated[
     Field(discriminator="type"),
 ]
 
-#: Every ``type`` discriminant of :data:`StreamPart`, in specification order.
-STREAM_PART_TYPES: tuple[str, ...] = (
-    "stream-start",
-    "text-start",
-    "text-delta",
-    "text-end",
-    "reasoning-start",
-    "reasoning-delta",
-    "reasoning-end",
-    "tool-input-start",
-    "tool-input-delta",
-    "tool-input-end",
-    "tool-call",
-    "tool-approval-request",
-    "tool-result",
-    "finish-step",
-    "finish",
-    "file-change",
-    "compaction",
-    "error",
-    "raw",
-)
+
+def union_types(union: Any) -> tuple[str, ...]:
+    """The ``type`` discriminants of an ``Annotated`` union of wire models, in union order."""
+    (members, *_) = get_args(union)
+    return tuple(str(member.model_fields["type"].default) for member in get_args(members))
+
+
+#: Every ``type`` discriminant of :data:`StreamPart`, in specification order (the union's).
+STREAM_PART_TYPES: tuple[str, ...] = union_types(StreamPart)
 
 _STREAM_PART_ADAPTER: TypeAdapter[StreamPart] = TypeAdapter(StreamPart)
 

@@ -32,6 +32,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from harness_testkit.conformance._checks import Check, CheckFailed, property_check
+from harness_testkit.conformance._context import CheckContext
+from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import AgentSession, HarnessAgent
 from harness_testkit.spec import (
     ConsumerPart,
@@ -40,12 +43,9 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
 )
 
-from ._checks import CheckFailed, property_check
-from ._context import CheckContext
-from ._recording import RecordingAdapter
-from ._scripted_support import HostToolCounter, _script, _set_script
+from .support import HostToolCounter, make_script, set_script
 
-__all__ = ["ApprovalMachine"]
+__all__ = ["CHECKS", "ApprovalMachine"]
 
 _KINDS = ("approve", "deny", "auto", "denied", "client")
 _STATUS = {
@@ -94,7 +94,7 @@ class ApprovalMachine(RuleBasedStateMachine):
     def _new_agent(self) -> HarnessAgent:
         adapter: RecordingAdapter = self.context.adapter()
         assert self.script is not None
-        _set_script(adapter, self.script)
+        set_script(adapter, self.script)
         return self.context.agent(adapter, tools=self.tools, tool_approval=self.statuses)
 
     def _record(self, parts: list[ConsumerPart]) -> None:
@@ -125,7 +125,7 @@ class ApprovalMachine(RuleBasedStateMachine):
             for name, kind in zip(names, kinds, strict=True)
         }
         self.statuses = {name: _STATUS[kind] for name, kind in zip(names, kinds, strict=True)}
-        self.script = _script(
+        self.script = make_script(
             [
                 {"hostTool": name, "id": call, "input": {"n": i}}
                 for i, (name, call) in enumerate(zip(names, calls, strict=True))
@@ -290,3 +290,7 @@ async def approval_machine(ctx: CheckContext, scenario: Any) -> None:
     await anyio.to_thread.run_sync(
         lambda: run_state_machine_as_test(machine, settings=machine_settings)
     )
+
+
+#: This module's checks, in order (listed by ``registry.py``).
+CHECKS: tuple[Check, ...] = (approval_machine,)

@@ -9,6 +9,10 @@ from typing import Any
 
 import anyio
 
+from harness_testkit.conformance._checks import Check, CheckFailed, CheckSkipped, check
+from harness_testkit.conformance._context import CheckContext
+from harness_testkit.conformance._grammar import consumer_violations, recorded_violations, to_wire
+from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import AgentSession, HarnessAgent
 from harness_testkit.spec import (
     PERMISSION_MODES,
@@ -20,19 +24,14 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
     ContinueTurnState,
     HarnessCapabilityUnsupportedError,
-    HarnessSessionStateError,
     PromptTurnOptions,
     ResumeSessionState,
     baseline_input_problems,
-    parse_lifecycle_state,
 )
 
-from ._checks import CheckFailed, CheckSkipped, check
-from ._context import CheckContext
-from ._grammar import consumer_violations, recorded_violations, to_wire
-from ._recording import RecordingAdapter
+from .support import turn_already_over, validate_state
 
-__all__: list[str] = []
+__all__ = ["CHECKS"]
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -301,43 +300,6 @@ async def session_identity(ctx: CheckContext) -> None:
         )
 
 
-def _validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> None:
-    wire = to_wire(raw)
-    try:
-        text = json.dumps(wire)
-    except (TypeError, ValueError) as error:
-        raise CheckFailed("LIFECYCLE-006", f"the {expected} state is not JSON: {error}") from error
-    if isinstance(wire, dict):
-        if (
-            wire.get("harnessId") != adapter.harness_id
-            or wire.get("specificationVersion") != "harness-v1"
-        ):
-            raise CheckFailed(
-                "LIFECYCLE-005",
-                f"the {expected} state does not carry the adapter's id and harness-v1",
-                expected={"harnessId": adapter.harness_id, "specificationVersion": "harness-v1"},
-                observed={k: wire.get(k) for k in ("type", "harnessId", "specificationVersion")},
-            )
-        if expected == "resume-session" and (
-            "pendingToolApprovals" in wire or "pendingToolResults" in wire
-        ):
-            raise CheckFailed(
-                "LIFECYCLE-007", "a resume-session state from the adapter carries pending lists"
-            )
-    try:
-        state = parse_lifecycle_state(
-            json.loads(text),
-            expected_type="resume-session" if expected == "resume-session" else "continue-turn",
-            harness_id=adapter.harness_id,
-        )
-    except Exception as error:
-        raise CheckFailed("LIFECYCLE-005", f"the {expected} state is invalid: {error}") from error
-    if json.loads(json.dumps(state.to_wire())) != state.to_wire():
-        raise CheckFailed(
-            "LIFECYCLE-006", f"the {expected} state changes through a JSON round trip"
-        )
-
-
 async def _completed_turn(ctx: CheckContext, agent: HarnessAgent, session: AgentSession) -> None:
     parts = await ctx.run_prompt(agent, session, ctx.prompts[0])
     _require_finished(parts, "the first turn")
@@ -379,7 +341,7 @@ async def detach_resume(ctx: CheckContext) -> None:
     await _completed_turn(ctx, agent, session)
     state = await session.detach()
     raw = adapter.sessions[-1].states[-1]["state"]
-    _validate_state(adapter, raw, "resume-session")
+    validate_state(adapter, raw, "resume-session")
     if ctx.capabilities.resume:
         await _resume_and_prompt(ctx, state, "conformance-detach")
 
@@ -404,7 +366,7 @@ async def stop_resume(ctx: CheckContext) -> None:
     await _completed_turn(ctx, agent, session)
     state = await session.stop()
     raw = adapter.sessions[-1].states[-1]["state"]
-    _validate_state(adapter, raw, "resume-session")
+    validate_state(adapter, raw, "resume-session")
     if ctx.capabilities.resume:
         await _resume_and_prompt(ctx, state, "conformance-stop")
 
@@ -489,7 +451,7 @@ async def suspend_continue(ctx: CheckContext) -> None:
             "ADAPTER-031", f"done() raised after do_suspend_turn: {recorded.slices[0].done_error}"
         )
     if state is None:
-        if _turn_already_over(suspend_error):
+        if turn_already_over(suspend_error):
             raise CheckSkipped(
                 f"the turn finished before it could be suspended ({suspend_error}); "
                 "declare a prompt that takes several parts to answer"
@@ -504,7 +466,7 @@ async def suspend_continue(ctx: CheckContext) -> None:
             ],
         ) from suspend_error
     raw = next(item["state"] for item in recorded.states if item["from"] == "do_suspend_turn")
-    _validate_state(adapter, raw, "continue-turn")
+    validate_state(adapter, raw, "continue-turn")
     if not ctx.capabilities.resume:
         return
     second = ctx.adapter()
@@ -523,13 +485,6 @@ async def suspend_continue(ctx: CheckContext) -> None:
         parts = await ctx.collect(continued)
     if parts[-1].type != "finish":
         raise CheckFailed("LIFECYCLE-041", f"the continued turn ended with {to_wire(parts[-1])!r}")
-
-
-def _turn_already_over(error: BaseException | None) -> bool:
-    """Whether suspend_turn failed only because the turn had already finished."""
-    # Only the agent's own refusal of an idle session may skip the check: an invalid
-    # state or an adapter error means do_suspend_turn itself is broken.
-    return isinstance(error, HarnessSessionStateError) and "has no unfinished turn" in str(error)
 
 
 @check(
@@ -712,3 +667,21 @@ async def bootstrap_recipe(ctx: CheckContext) -> None:
             "the recipe should name this harness and use a relative bootstrap dir",
             observed={"harnessId": first.harness_id, "bootstrapDir": first.bootstrap_dir},
         )
+
+
+#: This module's checks, in order (listed by ``registry.py``).
+CHECKS: tuple[Check, ...] = (
+    adapter_surface,
+    capability_flags,
+    stream_grammar,
+    session_identity,
+    detach_resume,
+    stop_resume,
+    refused_after_end,
+    suspend_continue,
+    abort_turn,
+    manual_compaction,
+    json_response_format,
+    steering,
+    bootstrap_recipe,
+)

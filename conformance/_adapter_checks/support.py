@@ -1,12 +1,18 @@
-"""Shared helpers of the scripted checks: scripts, host tool counters, observations."""
+"""Shared helpers of the checks: scripts, host tool counters, observations, the stream
+grammar first, and the validation of lifecycle states an adapter returns."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from harness_testkit.conformance._checks import CheckFailed
+from harness_testkit.conformance._context import CheckContext
+from harness_testkit.conformance._grammar import recorded_violations, to_wire
+from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import (
     SandboxConfig,
     Tool,
@@ -14,18 +20,29 @@ from harness_testkit.reference import (
     tool,
 )
 from harness_testkit.spec import (
+    HarnessSessionStateError,
     SandboxSession,
+    parse_lifecycle_state,
 )
 
-from ._checks import CheckFailed
-from ._context import CheckContext
-from ._grammar import recorded_violations
-from ._recording import RecordingAdapter
-
-__all__ = ["SEEDED", "HostToolCounter", "builtin_call_actions"]
+__all__ = [
+    "BUILTIN_INPUTS",
+    "SEEDED",
+    "USER_TOOL_NAMES",
+    "HostToolCounter",
+    "builtin_call_actions",
+    "executable_builtins",
+    "executions",
+    "grammar_first",
+    "make_script",
+    "observations",
+    "set_script",
+    "turn_already_over",
+    "validate_state",
+]
 
 #: Fixed, deterministic inputs for the built-ins a scripted runtime executes.
-_BUILTIN_INPUTS: Mapping[str, dict[str, Any]] = {
+BUILTIN_INPUTS: Mapping[str, dict[str, Any]] = {
     "write": {"file_path": "conformance/w.txt", "content": "written\n"},
     "read": {"file_path": "conformance/r.txt"},
     "edit": {"file_path": "conformance/r.txt", "old_string": "seed", "new_string": "edited"},
@@ -33,7 +50,7 @@ _BUILTIN_INPUTS: Mapping[str, dict[str, Any]] = {
     "grep": {"pattern": "seed"},
     "glob": {"pattern": "**/*.txt"},
 }
-_USER_TOOL_NAMES = ("lookup", "weather", "notes")
+USER_TOOL_NAMES = ("lookup", "weather", "notes")
 
 
 class HostToolCounter:
@@ -66,17 +83,17 @@ class HostToolCounter:
 def builtin_call_actions(builtins: Sequence[str], prefix: str = "b") -> list[dict[str, Any]]:
     """Script actions calling each executable built-in once (ids ``<prefix><n>``)."""
     return [
-        {"builtin": name, "id": f"{prefix}{index}-{name}", "input": _BUILTIN_INPUTS[name]}
+        {"builtin": name, "id": f"{prefix}{index}-{name}", "input": BUILTIN_INPUTS[name]}
         for index, name in enumerate(builtins)
-        if name in _BUILTIN_INPUTS
+        if name in BUILTIN_INPUTS
     ]
 
 
-def _executable_builtins(adapter: RecordingAdapter) -> list[str]:
-    return [key for key in adapter.builtin_tools if key in _BUILTIN_INPUTS]
+def executable_builtins(adapter: RecordingAdapter) -> list[str]:
+    return [key for key in adapter.builtin_tools if key in BUILTIN_INPUTS]
 
 
-def _script(*steps: list[dict[str, Any]], announce: bool = True) -> dict[str, Any]:
+def make_script(*steps: list[dict[str, Any]], announce: bool = True) -> dict[str, Any]:
     return {
         "version": 1,
         "turns": [
@@ -90,23 +107,23 @@ def _script(*steps: list[dict[str, Any]], announce: bool = True) -> dict[str, An
     }
 
 
-def _set_script(adapter: RecordingAdapter, script: Mapping[str, Any]) -> None:
+def set_script(adapter: RecordingAdapter, script: Mapping[str, Any]) -> None:
     from harness_testkit.fake_harness import Script
 
-    set_script = getattr(adapter, "set_script", None)
-    if set_script is None:
+    setter = getattr(adapter, "set_script", None)
+    if setter is None:
         raise CheckFailed("TOOLSPEC-019", "the adapter declares scripting but has no set_script()")
-    set_script(Script.model_validate(dict(script)))
+    setter(Script.model_validate(dict(script)))
 
 
-def _observations(adapter: RecordingAdapter) -> Any:
+def observations(adapter: RecordingAdapter) -> Any:
     log = getattr(adapter, "observations", None)
     if log is None:
         raise CheckFailed("TOOLSPEC-019", "the adapter declares scripting but has no observations")
     return log
 
 
-def _executions(*adapters: RecordingAdapter) -> dict[str, list[Any]]:
+def executions(*adapters: RecordingAdapter) -> dict[str, list[Any]]:
     """``ToolExecuted`` observations by call id, over every adapter given.
 
     A turn continued from a JSON state runs in another adapter: what ran before the
@@ -116,7 +133,7 @@ def _executions(*adapters: RecordingAdapter) -> dict[str, list[Any]]:
 
     found: dict[str, list[Any]] = {}
     for adapter in adapters:
-        for entry in _observations(adapter).of_kind(ToolExecuted):
+        for entry in observations(adapter).of_kind(ToolExecuted):
             found.setdefault(entry.tool_call_id, []).append(entry)
     return found
 
@@ -146,7 +163,7 @@ def _grammar(ctx: CheckContext, adapters: Sequence[RecordingAdapter] | None = No
 
 
 @contextlib.contextmanager
-def _grammar_first(
+def grammar_first(
     ctx: CheckContext, adapters: Sequence[RecordingAdapter] | None = None
 ) -> Iterator[None]:
     """Run the stream grammar when the turns inside are over, before any other verdict.
@@ -166,3 +183,47 @@ def _grammar_first(
         _grammar(ctx, adapters)
         raise
     _grammar(ctx, adapters)
+
+
+def validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> None:
+    wire = to_wire(raw)
+    try:
+        text = json.dumps(wire)
+    except (TypeError, ValueError) as error:
+        raise CheckFailed("LIFECYCLE-006", f"the {expected} state is not JSON: {error}") from error
+    if isinstance(wire, dict):
+        if (
+            wire.get("harnessId") != adapter.harness_id
+            or wire.get("specificationVersion") != "harness-v1"
+        ):
+            raise CheckFailed(
+                "LIFECYCLE-005",
+                f"the {expected} state does not carry the adapter's id and harness-v1",
+                expected={"harnessId": adapter.harness_id, "specificationVersion": "harness-v1"},
+                observed={k: wire.get(k) for k in ("type", "harnessId", "specificationVersion")},
+            )
+        if expected == "resume-session" and (
+            "pendingToolApprovals" in wire or "pendingToolResults" in wire
+        ):
+            raise CheckFailed(
+                "LIFECYCLE-007", "a resume-session state from the adapter carries pending lists"
+            )
+    try:
+        state = parse_lifecycle_state(
+            json.loads(text),
+            expected_type="resume-session" if expected == "resume-session" else "continue-turn",
+            harness_id=adapter.harness_id,
+        )
+    except Exception as error:
+        raise CheckFailed("LIFECYCLE-005", f"the {expected} state is invalid: {error}") from error
+    if json.loads(json.dumps(state.to_wire())) != state.to_wire():
+        raise CheckFailed(
+            "LIFECYCLE-006", f"the {expected} state changes through a JSON round trip"
+        )
+
+
+def turn_already_over(error: BaseException | None) -> bool:
+    """Whether suspend_turn failed only because the turn had already finished."""
+    # Only the agent's own refusal of an idle session may skip the check: an invalid
+    # state or an adapter error means do_suspend_turn itself is broken.
+    return isinstance(error, HarnessSessionStateError) and "has no unfinished turn" in str(error)

@@ -10,6 +10,15 @@ from typing import Any
 import anyio
 from hypothesis import strategies as st
 
+from harness_testkit.conformance._checks import (
+    Check,
+    CheckFailed,
+    CheckSkipped,
+    check,
+    property_check,
+)
+from harness_testkit.conformance._context import CheckContext
+from harness_testkit.conformance._grammar import to_wire
 from harness_testkit.spec import (
     ConsumerPart,
     ConsumerTextDeltaPart,
@@ -17,20 +26,19 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
 )
 
-from ._checks import CheckFailed, CheckSkipped, check, property_check
-from ._context import CheckContext
-from ._grammar import to_wire
-from ._scripted_support import (
+from .support import (
     SEEDED,
-    _executions,
-    _grammar_first,
-    _observations,
-    _script,
-    _set_script,
     builtin_call_actions,
+    executions,
+    grammar_first,
+    make_script,
+    observations,
+    set_script,
+    turn_already_over,
+    validate_state,
 )
 
-__all__: list[str] = []
+__all__ = ["CHECKS"]
 
 
 # -- single-scenario scripted requirements ------------------------------------------------
@@ -48,14 +56,14 @@ def _one(ctx: CheckContext) -> st.SearchStrategy[Any]:
 )
 async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     adapter = ctx.adapter()
-    script = _script(
+    script = make_script(
         [{"mcp": "docs/search", "id": "m1", "input": {"query": "x"}}], [{"text": "done"}]
     )
     script["mcpServers"] = {"docs": {"tools": {"search": {"result": {"hits": ["a"]}}}}}
-    _set_script(adapter, script)
+    set_script(adapter, script)
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    with _grammar_first(ctx):
+    with grammar_first(ctx):
         parts = await ctx.run_prompt(agent, session, "mcp")
     calls = [p for p in parts if isinstance(p, ConsumerToolCallPart) and p.tool_call_id == "m1"]
     if len(calls) != 1:
@@ -70,7 +78,7 @@ async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
         )
     if call.invalid:
         raise CheckFailed("TOOLSPEC-018", f"the agent rejected the MCP call: {call.error}")
-    executed = [e for e in _executions(adapter).get("m1", []) if e.executed]
+    executed = [e for e in executions(adapter).get("m1", []) if e.executed]
     if len(executed) != 1 or executed[0].surface != "mcp":
         raise CheckFailed("TOOLSPEC-017", f"the runtime executed MCP call m1 {len(executed)} times")
 
@@ -86,14 +94,14 @@ async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> Non
 
     adapter = ctx.adapter()
     long_text = " ".join(["context"] * 120)
-    script = _script([{"text": long_text}], [{"text": long_text}], [{"text": "done"}])
+    script = make_script([{"text": long_text}], [{"text": long_text}], [{"text": "done"}])
     script["contextBudget"] = 50
-    _set_script(adapter, script)
+    set_script(adapter, script)
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    with _grammar_first(ctx):
+    with grammar_first(ctx):
         parts = await ctx.run_prompt(agent, session, "compaction")
-    performed = [e for e in _observations(adapter).of_kind(CompactionPerformed) if e.emitted]
+    performed = [e for e in observations(adapter).of_kind(CompactionPerformed) if e.emitted]
     if not performed:
         raise CheckSkipped("the runtime reported no compaction under a 50-token context budget")
     seen = [
@@ -119,7 +127,7 @@ async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.spec import Skill
 
     adapter = ctx.adapter()
-    _set_script(adapter, _script([{"text": "ok"}]))
+    set_script(adapter, make_script([{"text": "ok"}]))
     skills = [
         Skill(name="first", description="one", content="1"),
         Skill(name="second", description="two", content="2"),
@@ -136,10 +144,10 @@ async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
 
     agent = ctx.agent(adapter, prepare_call=prepare)
     session = await ctx.create_session(agent)
-    with _grammar_first(ctx):
+    with grammar_first(ctx):
         await ctx.run_prompt(agent, session, "first")
         await ctx.run_prompt(agent, session, "second")
-    started = _observations(adapter).of_kind(TurnStarted)
+    started = observations(adapter).of_kind(TurnStarted)
     if [entry.skills for entry in started[-2:]] != [["first"], ["second"]]:
         raise CheckFailed(
             "ADAPTER-027",
@@ -166,15 +174,15 @@ async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) 
     from harness_testkit.fake_harness import UserMessageReceived
 
     adapter = ctx.adapter()
-    _set_script(
+    set_script(
         adapter,
-        _script(
+        make_script(
             [{"text": "waiting"}, {"waitUserMessage": 10}], [{"text": "thanks"}], announce=False
         ),
     )
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    with _grammar_first(ctx), anyio.fail_after(ctx.capabilities.turn_timeout):
+    with grammar_first(ctx), anyio.fail_after(ctx.capabilities.turn_timeout):
         result = await agent.stream(session=session, prompt="steer me")
         async with anyio.create_task_group() as group:
             group.start_soon(ctx.collect, result)
@@ -184,7 +192,7 @@ async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) 
                     break
                 except Exception:
                     await anyio.sleep(0.01)
-    received = [e.text for e in _observations(adapter).of_kind(UserMessageReceived)]
+    received = [e.text for e in observations(adapter).of_kind(UserMessageReceived)]
     if "a steering message" not in received:
         raise CheckFailed(
             "STOP-014", "the steering message never reached the running turn", observed=received
@@ -213,10 +221,10 @@ async def sandbox_ownership(ctx: CheckContext, scenario: Mapping[str, Any]) -> N
             calls.append("destroy")
 
     try:
-        with _grammar_first(ctx):
+        with grammar_first(ctx):
             for ending in ("detach", "stop", "destroy"):
                 adapter = ctx.adapter()
-                _set_script(adapter, _script([{"text": "ok"}]))
+                set_script(adapter, make_script([{"text": "ok"}]))
                 agent = ctx.agent(adapter)
                 session = await ctx.create_session(agent, sandbox_session=Spy())
                 await ctx.run_prompt(agent, session, "ownership")
@@ -242,14 +250,16 @@ async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     if "askUserQuestions" not in adapter.builtin_tools:
         raise CheckSkipped("the adapter declares no askUserQuestions built-in")
     question = {"allowPartialAnswers": False, "questions": [{"id": "q1", "question": "Proceed?"}]}
-    _set_script(
+    set_script(
         adapter,
-        _script([{"hostTool": "askUserQuestions", "id": "q", "input": question}], [{"text": "ok"}]),
+        make_script(
+            [{"hostTool": "askUserQuestions", "id": "q", "input": question}], [{"text": "ok"}]
+        ),
     )
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
     answer = {"action": "answered", "answers": {"q1": {"optionIds": [], "freeform": "yes"}}}
-    with _grammar_first(ctx):
+    with grammar_first(ctx):
         await ctx.run_prompt(agent, session, "questions")
         if [r.tool_call_id for r in session.pending_tool_results] != ["q"]:
             raise CheckFailed(
@@ -269,9 +279,7 @@ async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             )
             await ctx.collect(result)
     received = [
-        e.output
-        for e in _observations(adapter).of_kind(ToolResultReceived)
-        if e.tool_call_id == "q"
+        e.output for e in observations(adapter).of_kind(ToolResultReceived) if e.tool_call_id == "q"
     ]
     if received != [answer]:
         raise CheckFailed(
@@ -291,7 +299,7 @@ async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
 
 
 def _held_turn_script() -> dict[str, Any]:
-    return _script(
+    return make_script(
         [{"text": "holding the turn"}, {"waitUserMessage": True}, {"text": "released"}],
         announce=False,
     )
@@ -308,16 +316,14 @@ def _text(parts: Sequence[ConsumerPart]) -> str:
     tier="scripted",
 )
 async def suspend_running_turn(ctx: CheckContext) -> None:
-    from ._blackbox_checks import _turn_already_over, _validate_state
-
     adapter = ctx.adapter()
-    _set_script(adapter, _held_turn_script())
+    set_script(adapter, _held_turn_script())
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent, session_id="conformance-held-suspend")
     state: Any = None
     suspend_error: BaseException | None = None
     requested = anyio.Event()
-    with _grammar_first(ctx):
+    with grammar_first(ctx):
         try:
             with anyio.fail_after(ctx.capabilities.turn_timeout):
                 result = await agent.stream(session=session, prompt="hold the turn")
@@ -360,7 +366,7 @@ async def suspend_running_turn(ctx: CheckContext) -> None:
             f"{recorded.slices[0].done_error}",
         )
     if state is None:
-        if _turn_already_over(suspend_error):
+        if turn_already_over(suspend_error):
             raise CheckSkipped(
                 "the runtime finished a turn its script holds open (a waitUserMessage "
                 "without timeout) before it could be suspended"
@@ -373,7 +379,7 @@ async def suspend_running_turn(ctx: CheckContext) -> None:
             observed=[item["state"] for item in recorded.states],
         ) from suspend_error
     raw = next(item["state"] for item in recorded.states if item["from"] == "do_suspend_turn")
-    _validate_state(adapter, raw, "continue-turn")
+    validate_state(adapter, raw, "continue-turn")
 
 
 #: Two turns told apart by their prompts, so a resumed session that answers the wrong
@@ -398,15 +404,15 @@ async def resume_next_prompt(ctx: CheckContext) -> None:
     for ending in ("detach", "stop"):
         session_id = f"conformance-resume-{ending}"
         adapter = ctx.adapter()
-        _set_script(adapter, _TWO_PROMPTS)
+        set_script(adapter, _TWO_PROMPTS)
         agent = ctx.agent(adapter)
         session = await ctx.create_session(agent, session_id=session_id)
-        with _grammar_first(ctx):
+        with grammar_first(ctx):
             first = await ctx.run_prompt(agent, session, "first prompt")
             state = await getattr(session, ending)()
             wire = json.loads(json.dumps(state.to_wire()))
             resumed_adapter = ctx.adapter()
-            _set_script(resumed_adapter, _TWO_PROMPTS)
+            set_script(resumed_adapter, _TWO_PROMPTS)
             resumed_agent = ctx.agent(resumed_adapter)
             resumed = await ctx.create_session(
                 resumed_agent, session_id=session_id, resume_from=wire
@@ -439,14 +445,14 @@ async def resume_next_prompt(ctx: CheckContext) -> None:
 async def abort_waiting_turn(ctx: CheckContext) -> None:
     timeout = ctx.capabilities.turn_timeout
     adapter = ctx.adapter()
-    _set_script(adapter, _held_turn_script())
+    set_script(adapter, _held_turn_script())
     # After its abort grace the agent stops waiting for done() and closes the stream
     # itself; a grace beyond the check's own bound leaves settling to the adapter alone.
     agent = ctx.agent(adapter, abort_grace=2 * timeout)
     session = await ctx.create_session(agent)
     abort = anyio.Event()
     parts: list[ConsumerPart] = []
-    with _grammar_first(ctx):
+    with grammar_first(ctx):
         # One scope for the whole stream: its deadline restarts when the abort is set,
         # so the turn gets the declared timeout to reach the wait, then again to settle.
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
@@ -504,10 +510,10 @@ _CRASHING: Mapping[str, Any] = {
 async def runtime_crash(ctx: CheckContext) -> None:
     timeout = ctx.capabilities.turn_timeout
     adapter = ctx.adapter()
-    _set_script(adapter, _CRASHING)
+    set_script(adapter, _CRASHING)
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    with _grammar_first(ctx):
+    with grammar_first(ctx):
         try:
             with anyio.fail_after(timeout):
                 parts = await ctx.collect(await agent.stream(session=session, prompt="crash"))
@@ -554,14 +560,14 @@ async def visible_writes(ctx: CheckContext) -> None:
     if not writers:
         raise CheckSkipped("the adapter declares no `write` or `edit` built-in")
     actions = builtin_call_actions(writers, prefix="w")
-    _set_script(adapter, _script(actions, [{"text": "done"}]))
+    set_script(adapter, make_script(actions, [{"text": "done"}]))
     agent = ctx.agent(adapter, sandbox_config=SEEDED)
     session = await ctx.create_session(agent)
-    with _grammar_first(ctx):
+    with grammar_first(ctx):
         await ctx.run_prompt(agent, session, "visible writes")
     executed = {
         entry.tool_call_id
-        for entries in _executions(adapter).values()
+        for entries in executions(adapter).values()
         for entry in entries
         if entry.executed
     }
@@ -587,3 +593,19 @@ async def visible_writes(ctx: CheckContext) -> None:
                 expected="no file-change for paths of streamed write/edit calls",
                 observed=wire,
             )
+
+
+#: This module's checks, in order (listed by ``registry.py``).
+CHECKS: tuple[Check, ...] = (
+    mcp_tools,
+    compaction_once,
+    turn_settings,
+    steering_reaches_turn,
+    sandbox_ownership,
+    questions,
+    suspend_running_turn,
+    resume_next_prompt,
+    abort_waiting_turn,
+    runtime_crash,
+    visible_writes,
+)

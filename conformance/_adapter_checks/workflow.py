@@ -18,6 +18,9 @@ from typing import Any
 import anyio
 from hypothesis import strategies as st
 
+from harness_testkit.conformance._checks import Check, CheckFailed, property_check
+from harness_testkit.conformance._context import CheckContext
+from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import (
     HarnessAgent,
     ManualClock,
@@ -33,11 +36,7 @@ from harness_testkit.reference import (
 )
 from harness_testkit.spec import ConsumerPart, ConsumerToolCallPart
 
-from ._checks import CheckFailed, property_check
-from ._context import CheckContext
-from ._recording import RecordingAdapter
-
-__all__ = ["normalise_content"]
+__all__ = ["CHECKS", "normalise_content"]
 
 _KINDS = ("text", "reasoning", "builtin", "host-tool", "mcp", "file-change", "raw")
 #: Parts that only frame content: slices open and close them on their own.
@@ -381,3 +380,7 @@ def _compare(
             expected=dict(expected_runs),
             observed=dict(observed_runs),
         )
+
+
+#: This module's checks, in order (listed by ``registry.py``).
+CHECKS: tuple[Check, ...] = (time_slices,)

@@ -1,6 +1,6 @@
 """``harness-testkit selftest``: the kill matrix that proves the suite catches bugs.
 
-The whole suite runs against every mutant of the zoo (``_mutants.py``). A mutant is
+The whole suite runs against every mutant of the zoo (``catalog.py``). A mutant is
 *killed* when at least one check fails, and *killed by its own requirement* when a
 failing check reported the mutant's requirement id or lists it among the requirements
 it verifies. A mutant that survives, or dies only of other requirements, points at a
@@ -21,13 +21,14 @@ from typing import Any, Literal
 
 import click
 
+from harness_testkit.conformance._context import AdapterTarget
+from harness_testkit.conformance._report import Report
+from harness_testkit.conformance._runner import RunOptions, run_suite
+from harness_testkit.conformance._self import self_test_targets
 from harness_testkit.spec import load_requirements
 
-from ._context import AdapterTarget
-from ._mutants import Mutant, mutant_names, mutants
-from ._report import Report
-from ._runner import RunOptions, run_suite
-from ._self import self_test_targets
+from .catalog import mutant_names, mutants
+from .machinery import Mutant
 
 __all__ = [
     "FalsePositive",

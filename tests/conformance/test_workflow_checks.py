@@ -14,11 +14,11 @@ pytestmark = pytest.mark.anyio
 
 
 def _time_slice_check() -> Any:
-    from harness_testkit.conformance._checks import REGISTRY
-    from harness_testkit.conformance._workflow_checks import time_slices  # registers the check
+    from harness_testkit.conformance import REGISTRY
+    from harness_testkit.conformance._adapter_checks.workflow import time_slices
 
-    assert time_slices is not None
-    return REGISTRY["scripted.time-slices"]
+    assert REGISTRY["scripted.time-slices"] is time_slices
+    return time_slices
 
 
 def test_the_fake_harness_passes_the_time_slice_property() -> None:
@@ -34,7 +34,7 @@ def test_the_fake_harness_passes_the_time_slice_property() -> None:
 async def test_the_property_catches_a_finish_written_on_a_suspension(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness_testkit.conformance import _workflow_checks
+    from harness_testkit.conformance._adapter_checks import workflow as _workflow_checks
     from harness_testkit.conformance._checks import CheckFailed
     from harness_testkit.conformance._context import PROFILES, CheckContext
     from harness_testkit.conformance._self import self_test_targets
@@ -56,8 +56,10 @@ async def test_the_property_catches_a_finish_written_on_a_suspension(
     # Host tools and text only: no sandbox process, so the cut lands at the same place.
     script = generate_script(2, host_tools=("lookup",), max_turns=1, kinds=("text", "host-tool"))
     try:
+        run = _workflow_checks.time_slices.run_scenario
+        assert run is not None
         with pytest.raises(CheckFailed) as caught:
-            await _workflow_checks.time_slices(ctx, {"script": script.to_wire(), "cuts": [3, 2]})
+            await run(ctx, {"script": script.to_wire(), "cuts": [3, 2]})
     finally:
         await ctx.aclose()
     assert caught.value.requirement == "LIFECYCLE-033"

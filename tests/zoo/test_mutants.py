@@ -12,14 +12,9 @@ from __future__ import annotations
 import pytest
 
 from harness_testkit.conformance import AdapterTarget, RunOptions, ordered_checks
-from harness_testkit.conformance._mutants import (
-    Mutant,
-    MutantAdapter,
-    get_mutant,
-    mutant_names,
-    mutants,
-)
-from harness_testkit.conformance._selftest import run_mutant
+from harness_testkit.conformance._zoo.catalog import get_mutant, mutant_names, mutants
+from harness_testkit.conformance._zoo.machinery import Mutant, MutantAdapter
+from harness_testkit.conformance._zoo.selftest import run_mutant
 from harness_testkit.fake_harness import FakeHarness, profiles
 from harness_testkit.spec import load_requirements
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from harness_testkit._cli import cli
 from harness_testkit.conformance import CheckResult, Report
-from harness_testkit.conformance._mutants import get_mutant, mutants
-from harness_testkit.conformance._selftest import judge, run_selftest, unproven_requirements
+from harness_testkit.conformance._zoo.catalog import get_mutant, mutants
+from harness_testkit.conformance._zoo.selftest import judge, run_selftest, unproven_requirements
 from harness_testkit.fake_harness import profiles
 from harness_testkit.spec import load_requirements
 
@@ -120,7 +120,7 @@ def test_cli_prints_the_matrix_writes_json_and_exits_zero_when_all_die(tmp_path:
 def test_cli_exits_one_when_a_mutant_survives(monkeypatch: pytest.MonkeyPatch) -> None:
     # Every mutant dies today, so stand in a run where the suite kills nothing: the
     # kill matrix must say so and the command must fail.
-    from harness_testkit.conformance import _selftest
+    from harness_testkit.conformance._zoo import selftest as _selftest
 
     def nothing_killed(mutant: Any, options: Any, **_: Any) -> Any:
         return _selftest.MutantOutcome(mutant=mutant, kills=(), seconds=0.0)

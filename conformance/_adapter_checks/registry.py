@@ -1,0 +1,68 @@
+"""The one registry of built-in checks: every check module, listed explicitly.
+
+No module registers itself on import: each check module exposes ``CHECKS`` and this
+module concatenates them, in the order reports list them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from harness_testkit.conformance._checks import Check
+
+from . import (
+    approval_machine,
+    approvals,
+    blackbox,
+    continuations,
+    tools,
+    turns,
+    workflow,
+)
+
+__all__ = ["BUILTIN_CHECKS", "REGISTRY", "ordered_checks"]
+
+#: The check modules, in report order.
+_MODULES = (approval_machine, blackbox, tools, continuations, approvals, turns, workflow)
+
+#: Every built-in check, in report order.
+BUILTIN_CHECKS: tuple[Check, ...] = tuple(item for module in _MODULES for item in module.CHECKS)
+
+
+def _by_id(checks: Iterable[Check]) -> dict[str, Check]:
+    registry: dict[str, Check] = {}
+    for item in checks:
+        if item.id in registry:
+            raise ValueError(f"check id {item.id!r} is listed twice")
+        registry[item.id] = item
+    return registry
+
+
+#: Every check, by id, in report order.
+REGISTRY: dict[str, Check] = _by_id(BUILTIN_CHECKS)
+
+
+def ordered_checks(ids: Iterable[str] | None = None) -> list[Check]:
+    """Checks in dependency order (prerequisites first), optionally only ``ids``."""
+    wanted = list(REGISTRY) if ids is None else list(ids)
+    unknown = [item for item in wanted if item not in REGISTRY]
+    if unknown:
+        raise KeyError(
+            f"unknown check ids: {', '.join(unknown)}; see `harness-testkit check --list`"
+        )
+    ordered: list[Check] = []
+    seen: set[str] = set()
+
+    def visit(check_id: str, path: tuple[str, ...]) -> None:
+        if check_id in seen:
+            return
+        if check_id in path:
+            raise ValueError(f"check dependency cycle: {' -> '.join((*path, check_id))}")
+        for dependency in REGISTRY[check_id].depends_on:
+            visit(dependency, (*path, check_id))
+        seen.add(check_id)
+        ordered.append(REGISTRY[check_id])
+
+    for check_id in wanted:
+        visit(check_id, ())
+    return ordered
