@@ -102,7 +102,8 @@ def _imports(tree: ast.Module, package: str, *, file_level: bool) -> Iterator[tu
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+    """``if TYPE_CHECKING:`` under any alias (``_TYPE_CHECKING``) or as ``typing.TYPE_CHECKING``."""
+    return (isinstance(test, ast.Name) and test.id.lstrip("_") == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
     )
 
