@@ -12,8 +12,8 @@ import socket
 import threading
 import time
 from contextlib import suppress
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -21,9 +21,7 @@ import anyio.lowlevel
 from anyio.abc import ByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from harness_testkit.spec import SandboxError
-
-from ._common import aborted_error
+from ._session_base import ProcessBase, ResourceBase
 
 if TYPE_CHECKING:
     from ._docker import DockerSandboxProvider
@@ -81,34 +79,30 @@ class _ChunkStream(ByteReceiveStream):
         self._receive.close()
 
 
-_State = Literal["running", "stopped", "destroyed"]
-
-
-@dataclass
-class ContainerResource:
+@dataclass(kw_only=True)
+class ContainerResource(ResourceBase["DockerSandboxProcess"]):
     """What a session and its restricted views share: the container and live execs."""
 
     provider: DockerSandboxProvider
-    session_id: str
     container: str
     image: str
-    state: _State = "running"
-    processes: set[DockerSandboxProcess] = field(default_factory=set)
 
-    def check_usable(self) -> None:
-        if self.state != "running":
-            raise SandboxError(
-                f"The Docker sandbox session {self.session_id!r} (container "
-                f"{self.container}) is {self.state}; "
-                + (
-                    "resume it with DockerSandboxProvider.resume_session() to use it again."
-                    if self.state == "stopped"
-                    else "create a new session with DockerSandboxProvider.create_session()."
-                )
-            )
+    @classmethod
+    def open(
+        cls, *, provider: DockerSandboxProvider, session_id: str, container: str, image: str
+    ) -> ContainerResource:
+        return cls(
+            session_id=session_id,
+            provider_name="DockerSandboxProvider",
+            label=f"container {container}",
+            kill_timeout=provider.kill_timeout,
+            provider=provider,
+            container=container,
+            image=image,
+        )
 
 
-class DockerSandboxProcess:
+class DockerSandboxProcess(ProcessBase):
     """A command started by :meth:`DockerSandboxSessionBase.spawn` (a Docker exec).
 
     Implements :class:`~harness_testkit.spec.SandboxProcess`. Output is read by a daemon
@@ -125,13 +119,11 @@ class DockerSandboxProcess:
         pid_file: str,
         abort: anyio.Event | None,
     ) -> None:
+        super().__init__(command=command, abort=abort)
         self._resource = resource
         self._exec_id = exec_id
         self._connection = connection
-        self._command = command
         self._pid_file = pid_file
-        self._abort = abort
-        self._aborted = False
         self._killed = False
         self._exit_code: int | None = None
         self._done = anyio.Event()
@@ -231,38 +223,6 @@ class DockerSandboxProcess:
             await self._done.wait()
             self._exit_code = await self._exit_status()
         return self._exit_code
-
-    async def wait(self) -> int:
-        """Wait for the exit code.
-
-        Returns:
-            The exit code (137: killed).
-
-        Raises:
-            SandboxAbortedError: The spawn's ``abort`` event was set; the command was killed.
-        """
-        if self._abort is None:
-            return await self.wait_exit()
-        await self.watch_abort()
-        if self._aborted:
-            raise aborted_error(self._command)
-        return await self.wait_exit()
-
-    async def watch_abort(self) -> None:
-        """Kill the command when its abort event is set, until the command ends."""
-        if self._abort is None:
-            return
-        async with anyio.create_task_group() as group:
-
-            async def on_abort(event: anyio.Event) -> None:
-                await event.wait()
-                self._aborted = True
-                await self.kill()
-                group.cancel_scope.cancel()
-
-            group.start_soon(on_abort, self._abort)
-            await self._done.wait()
-            group.cancel_scope.cancel()
 
     async def kill(self) -> None:
         """Kill the command's whole process group; idempotent."""
