@@ -106,7 +106,7 @@ def openat2_available() -> bool:
             _openat2_state = False
         else:
             try:
-                os.close(_openat2(-100, "/", _DIRECTORY_FLAGS & ~_O_NOFOLLOW))  # AT_FDCWD
+                os.close(_openat2(-100, ".", _DIRECTORY_FLAGS & ~_O_NOFOLLOW))  # AT_FDCWD
                 _openat2_state = True
             except OSError:
                 _openat2_state = False

@@ -60,7 +60,13 @@ from ._docker_image import (
     build_context,
     find_static_busybox,
 )
-from ._docker_process import EXEC_WRAPPER, PID_DIRECTORY, ContainerResource, DockerSandboxProcess
+from ._docker_process import (
+    EXEC_WRAPPER,
+    PID_DIRECTORY,
+    ContainerResource,
+    DockerSandboxProcess,
+    tree_marker_of,
+)
 from ._session_base import NetworkSessionBase, SessionBase
 
 __all__ = [
@@ -695,7 +701,7 @@ class DockerSandboxProvider:
                 stderr=True,
                 stdin=False,
                 tty=False,
-                environment=dict(env or {}),
+                environment=dict(env or {}, **dict([tree_marker_of(pid_file).split("=", 1)])),
                 workdir=workdir,
                 user=self.user,
             )

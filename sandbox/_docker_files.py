@@ -76,15 +76,18 @@ def _exec(
     raw = getattr(connection, "_sock", connection)
     out: list[bytes] = []
     err: list[bytes] = []
+    cut_short = False
     try:
         raw.settimeout(timeout)
         if stdin is not None:
-            with suppress(BrokenPipeError, ConnectionResetError):
+            try:
                 raw.sendall(stdin)
-            with suppress(OSError):
                 raw.shutdown(socket.SHUT_WR)
-        for stream_id, data in frames_iter(connection, tty=False):
-            (err if stream_id == 2 else out).append(bytes(data))
+            except (BrokenPipeError, ConnectionResetError):
+                cut_short = True  # the command stopped reading: its exit code says why
+        with suppress(ConnectionResetError, BrokenPipeError):
+            for stream_id, data in frames_iter(connection, tty=False):
+                (err if stream_id == 2 else out).append(bytes(data))
     except TimeoutError as error:
         raise SandboxError(
             f"Cannot {verb} {shown!r}: the engine did not finish within {timeout:g} s."
@@ -95,6 +98,8 @@ def _exec(
         with suppress(Exception):
             raw.close()
     code = api.exec_inspect(created["Id"]).get("ExitCode")
+    if cut_short and not err:
+        err.append(b"the command stopped reading its input (the workspace may be full)")
     return (int(code) if code is not None else -1), b"".join(out), b"".join(err)
 
 
@@ -177,7 +182,7 @@ def write_file(
             f"Cannot write {shown!r}: its parent directory cannot be created (a parent is a "
             f"file, not a directory, or permission is denied: {message}); pick another path."
         )
-    if "no space left" in message.lower():
+    if "no space left" in message.lower() or "workspace may be full" in message:
         raise SandboxError(
             f"Cannot write {shown!r}: the workspace quota is exhausted ({message}); the "
             "workspace is a size-limited tmpfs (DockerSandboxProvider(workspace_size=...))."

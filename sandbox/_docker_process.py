@@ -22,6 +22,7 @@ from anyio.abc import ByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ._session_base import ProcessBase, ResourceBase
+from ._tree import MARKER_VARIABLE
 
 if TYPE_CHECKING:
     from ._docker import DockerSandboxProvider
@@ -32,6 +33,7 @@ __all__ = [
     "PID_DIRECTORY",
     "ContainerResource",
     "DockerSandboxProcess",
+    "tree_marker_of",
 ]
 
 #: Runs the command as a session leader whose pid (= its process-group id) is written to
@@ -45,14 +47,29 @@ EXEC_WRAPPER = (
 )
 
 #: Kills the process group recorded in the pid file ($1), waiting briefly for a command
-#: that was killed right after it started and has not written the file yet.
+#: that was killed right after it started and has not written the file yet; then kills,
+#: round after round, every process whose environment carries the command's marker ($2),
+#: which reaches descendants that left the group with ``setsid``.
 KILL_SCRIPT = (
-    'p="$1"; i=0; '
+    'p="$1"; m="$2"; i=0; '
     'while [ ! -s "$p" ] && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; '
     'if [ -s "$p" ]; then g=$(cat "$p"); kill -9 -"$g" 2>/dev/null || kill -9 "$g"; fi; '
+    '[ -n "$m" ] || exit 0; '
+    "r=0; while [ $r -lt 50 ]; do f=0; "
+    "for e in /proc/[0-9]*/environ; do "
+    # busybox grep stops at a NUL: one variable per line first.
+    "if tr '\\0' '\\n' <\"$e\" 2>/dev/null | grep -qxF \"$m\"; then "
+    'q=${e#/proc/}; kill -9 "${q%/environ}" 2>/dev/null && f=1; fi; done; '
+    "[ $f = 0 ] && break; r=$((r+1)); done; "
     "exit 0"
 )
 PID_DIRECTORY = "/tmp/.harness-testkit"
+
+
+def tree_marker_of(pid_file: str) -> str:
+    """The marker entry (``NAME=value``) of the command whose pid file is ``pid_file``."""
+    return f"{MARKER_VARIABLE}={pid_file.rsplit('/', 1)[-1].removesuffix('.pid')}"
+
 
 # -- streams ---------------------------------------------------------------------------
 
@@ -141,6 +158,11 @@ class DockerSandboxProcess(ProcessBase):
             daemon=True,
         )
         self._reader.start()
+
+    @property
+    def tree_marker(self) -> str:
+        """The environment entry that marks this command and its descendants."""
+        return tree_marker_of(self._pid_file)
 
     @property
     def pid(self) -> int | None:
@@ -236,7 +258,7 @@ class DockerSandboxProcess(ProcessBase):
                 await provider._call(
                     provider._exec_quiet,
                     self._resource.container,
-                    ["/bin/sh", "-c", KILL_SCRIPT, "kill", self._pid_file],
+                    ["/bin/sh", "-c", KILL_SCRIPT, "kill", self._pid_file, self.tree_marker],
                 )
         with anyio.move_on_after(self._resource.provider.kill_timeout):
             await self._done.wait()
