@@ -20,9 +20,6 @@ from ._sandbox_model import QUICK, SandboxCheck, SandboxCheckContext, gone
 
 __all__ = ["ATTACK_CHECKS"]
 
-#: File API round trips the symlink-swap race makes (each a read and a write).
-_RACE_ROUNDS = 1000
-
 
 async def _check_hard_link(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
@@ -59,7 +56,7 @@ async def _check_symlink_swap_race(ctx: SandboxCheckContext) -> None:
         )
         leaked_reads = 0
         try:
-            for _round in range(_RACE_ROUNDS):
+            for _round in range(ctx.target.race_rounds):
                 with suppress(SandboxError):
                     if await session.read_text_file("d/secret.txt") == "outside-secret":
                         leaked_reads += 1
@@ -230,8 +227,8 @@ ATTACK_CHECKS: tuple[SandboxCheck, ...] = (
     _attack(
         "symlink_swap_race",
         "SANDBOX-036",
-        f"{_RACE_ROUNDS} reads and writes while a directory is swapped for a symlink to "
-        "outside never land outside.",
+        "Reads and writes (SandboxTarget.race_rounds) while a directory is swapped for a "
+        "symlink to outside never land outside.",
         _check_symlink_swap_race,
         "path_confinement",
     ),

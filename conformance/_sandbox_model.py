@@ -121,6 +121,9 @@ class SandboxTarget:
             sandbox round trips).
         replay: The command that reruns one check, ``{check}`` replaced by its name;
             quoted in failure messages.
+        race_rounds: File API round trips of the symlink-swap race check. The race is
+            probabilistic: a path-string check (realpath, then open) leaked about 8 times
+            in 20,000 tight-loop tries here, so raise it for a deeper hunt.
     """
 
     provider: SandboxProvider
@@ -128,6 +131,7 @@ class SandboxTarget:
     fresh_provider: Callable[[], SandboxProvider] | None = None
     max_examples: int = 10
     replay: str = "pytest -k {check}"
+    race_rounds: int = 1000
 
 
 class SandboxCheckFailed(CheckFailed):

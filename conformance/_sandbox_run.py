@@ -56,7 +56,7 @@ def _capabilities_from(raw: object, where: str) -> SandboxCapabilities:
 
 
 def load_sandbox_target(
-    spec: str, capabilities: SandboxCapabilities | None = None
+    spec: str, capabilities: SandboxCapabilities | None = None, *, race_rounds: int = 1000
 ) -> SandboxTarget:
     """Import ``package.module:provider``: a provider object or a factory returning one.
 
@@ -99,6 +99,7 @@ def load_sandbox_target(
         capabilities=declared,
         fresh_provider=factory,
         replay=f"harness-testkit check-sandbox {spec} --check {{check}}",
+        race_rounds=race_rounds,
     )
 
 
@@ -207,6 +208,13 @@ def _load_capabilities(path: Path | None) -> SandboxCapabilities | None:
 @click.option(
     "--backend", type=click.Choice(["asyncio", "trio"]), default="asyncio", show_default=True
 )
+@click.option(
+    "--race-rounds",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="File API round trips of the symlink-swap race check (it is probabilistic).",
+)
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -218,6 +226,7 @@ def check_sandbox(
     check_ids: tuple[str, ...],
     list_only: bool,
     backend: str,
+    race_rounds: int,
     junit_xml: Path | None,
     json_path: Path | None,
     report_path: Path | None,
@@ -235,7 +244,9 @@ def check_sandbox(
     if provider is None:
         raise click.UsageError("give PROVIDER (package.module:provider), or --list")
     try:
-        target = load_sandbox_target(provider, _load_capabilities(capabilities_path))
+        target = load_sandbox_target(
+            provider, _load_capabilities(capabilities_path), race_rounds=race_rounds
+        )
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="PROVIDER") from error
     try:
