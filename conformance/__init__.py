@@ -25,15 +25,18 @@ from ._runner import Expectations as Expectations
 from ._runner import RunOptions as RunOptions
 from ._runner import run_check as run_check
 from ._runner import run_suite as run_suite
+from ._sandbox_model import SandboxCapabilities as SandboxCapabilities
+from ._sandbox_model import SandboxCheck as SandboxCheck
+from ._sandbox_model import SandboxCheckContext as SandboxCheckContext
+from ._sandbox_model import SandboxCheckFailed as SandboxCheckFailed
+from ._sandbox_model import SandboxCheckSkipped as SandboxCheckSkipped
+from ._sandbox_model import SandboxTarget as SandboxTarget
+from ._sandbox_model import run_sandbox_check as run_sandbox_check
+from ._sandbox_model import sandbox_file_contents as sandbox_file_contents
+from ._sandbox_model import sandbox_relative_paths as sandbox_relative_paths
+from ._sandbox_run import load_sandbox_target as load_sandbox_target
+from ._sandbox_run import run_sandbox_suite as run_sandbox_suite
 from ._sandbox_suite import SANDBOX_CHECKS as SANDBOX_CHECKS
-from ._sandbox_suite import SandboxCapabilities as SandboxCapabilities
-from ._sandbox_suite import SandboxCheck as SandboxCheck
-from ._sandbox_suite import SandboxCheckFailed as SandboxCheckFailed
-from ._sandbox_suite import SandboxCheckSkipped as SandboxCheckSkipped
-from ._sandbox_suite import SandboxTarget as SandboxTarget
-from ._sandbox_suite import run_sandbox_check as run_sandbox_check
-from ._sandbox_suite import sandbox_file_contents as sandbox_file_contents
-from ._sandbox_suite import sandbox_relative_paths as sandbox_relative_paths
 from ._self import capabilities_of as capabilities_of
 from ._self import self_test_targets as self_test_targets
 from ._strategies import consumer_parts as consumer_parts
@@ -70,6 +73,7 @@ __all__ = [
     "RunOptions",
     "SandboxCapabilities",
     "SandboxCheck",
+    "SandboxCheckContext",
     "SandboxCheckFailed",
     "SandboxCheckSkipped",
     "SandboxTarget",
@@ -83,6 +87,7 @@ __all__ = [
     "harness_violations",
     "json_values",
     "lifecycle_states",
+    "load_sandbox_target",
     "load_target",
     "load_vector",
     "make_vector",
@@ -92,6 +97,7 @@ __all__ = [
     "resume_session_states",
     "run_check",
     "run_sandbox_check",
+    "run_sandbox_suite",
     "run_suite",
     "sandbox_file_contents",
     "sandbox_relative_paths",

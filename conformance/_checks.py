@@ -75,14 +75,20 @@ class Check:
     examples: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
-        unknown = [name for name in self.needs if name not in CAPABILITY_NAMES]
+        known = self.capability_names()
+        unknown = [name for name in self.needs if name not in known]
         if unknown:
             raise ValueError(
                 f"check {self.id!r} needs unknown capabilities {unknown}; "
-                f"known: {', '.join(sorted(CAPABILITY_NAMES))}"
+                f"known: {', '.join(sorted(known))}"
             )
         if not self.requirements:
             raise ValueError(f"check {self.id!r} must name the requirement ids it verifies")
+
+    @classmethod
+    def capability_names(cls) -> frozenset[str]:
+        """The capabilities a check of this kind may name in ``needs`` (the adapter's)."""
+        return CAPABILITY_NAMES
 
     @property
     def is_property(self) -> bool:

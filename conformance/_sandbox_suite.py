@@ -4,10 +4,12 @@ Any :class:`~harness_testkit.spec.SandboxProvider` (the kit's or a user's) is ch
 through a :class:`SandboxTarget`: the provider, a factory for a fresh instance over the
 same backing store (to prove resume works "from another process"), and the
 :class:`SandboxCapabilities` it claims. Every check in :data:`SANDBOX_CHECKS` names the
-catalogue requirements it verifies; a check whose capability is not claimed raises
-:class:`SandboxCheckSkipped` naming the capability, and a failed expectation raises
-:class:`SandboxCheckFailed` with the requirement, expected vs observed, and the replay
-command.
+catalogue requirements it verifies. The checks are conformance ``Check`` objects
+(:class:`SandboxCheck`); a check whose capability is not claimed raises
+:class:`SandboxCheckSkipped` (a ``CheckSkipped``) naming the capability, and a failed
+expectation raises :class:`SandboxCheckFailed` (a ``CheckFailed``) with the requirement,
+expected vs observed, and the replay command. ``harness-testkit check-sandbox`` runs
+them into the same report and gate as ``check`` (see ``_sandbox_run``).
 
 Property checks draw their examples with hypothesis in a worker thread and run each
 example on the caller's event loop, so one session serves all examples on asyncio and
@@ -29,22 +31,16 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness_testkit.sandbox import extract_lines
 from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
     NetworkSandboxSession,
-    OnFirstCreate,
     SandboxAbortedError,
     SandboxError,
     SandboxPathError,
@@ -52,6 +48,24 @@ from harness_testkit.spec import (
     SandboxProvider,
     SandboxSession,
     SandboxTimeoutError,
+)
+
+from ._sandbox_attacks import ATTACK_CHECKS
+from ._sandbox_model import (
+    QUICK,
+    SandboxCapabilities,
+    SandboxCheck,
+    SandboxCheckContext,
+    SandboxCheckFailed,
+    SandboxCheckSkipped,
+    SandboxTarget,
+    gone,
+    line_numbers,
+    line_texts,
+    read_all,
+    run_sandbox_check,
+    sandbox_file_contents,
+    sandbox_relative_paths,
 )
 
 __all__ = [
@@ -66,289 +80,11 @@ __all__ = [
     "sandbox_relative_paths",
 ]
 
-_T = TypeVar("_T")
-
-#: Upper bound for anything the suite expects to be quick (a killed ``sleep 30``...).
-#: Generous on purpose: the checks verify behaviour, never performance.
-_QUICK = 15.0
-
-
-# -- declarations ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class SandboxCapabilities:
-    """What a provider claims beyond the required contract; all off by default.
-
-    A check that needs an unclaimed capability is skipped with the capability's name;
-    claiming one the provider lacks makes that check fail.
-
-    Attributes:
-        resume: ``resume_session(session_id)`` reopens a session, also from a fresh
-            provider instance (another process), with its files intact.
-        snapshots: ``identity`` + ``on_first_create`` run the setup once per identity and
-            later sessions start from its effects (SANDBOX-027 in full, concurrency
-            included).
-        path_confinement: File paths resolving outside the session root (``..``,
-            absolute paths, symlinks) are refused with ``SandboxPathError``.
-        kills_process_tree: Timeouts, aborts and ``kill()`` take the command's children
-            down too, not only the shell.
-        network_isolation: The only network interface inside the sandbox is ``lo``.
-        resource_limits: Memory and process-count limits contain a memory hog and a fork
-            bomb; the session stays usable afterwards. Never claim it for a provider
-            that runs commands on the host: the checks really run a fork bomb.
-        host_directory: The default working directory is a directory of the host running
-            the checks (the local provider), so its removal by ``destroy()`` is checked
-            on the host too.
-    """
-
-    resume: bool = False
-    snapshots: bool = False
-    path_confinement: bool = False
-    kills_process_tree: bool = False
-    network_isolation: bool = False
-    resource_limits: bool = False
-    host_directory: bool = False
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        """The capability names, in declaration order."""
-        return tuple(field.name for field in fields(cls))
-
-
-@dataclass(frozen=True, kw_only=True)
-class SandboxTarget:
-    """The provider under test and how to check it.
-
-    Attributes:
-        provider: The provider; checks create (and always destroy) their own sessions.
-        capabilities: What the provider claims.
-        fresh_provider: Builds a new provider instance over the same backing store, used
-            to resume sessions "from another process"; ``None`` reuses ``provider``.
-        max_examples: Hypothesis examples per property check (each example is a few
-            sandbox round trips).
-        replay: The command that reruns one check, ``{check}`` replaced by its name;
-            quoted in failure messages.
-    """
-
-    provider: SandboxProvider
-    capabilities: SandboxCapabilities = SandboxCapabilities()
-    fresh_provider: Callable[[], SandboxProvider] | None = None
-    max_examples: int = 10
-    replay: str = "pytest -k {check}"
-
-
-class SandboxCheckFailed(AssertionError):
-    """A provider broke a requirement; the message says which, expected vs observed.
-
-    Args:
-        check: The check's name.
-        requirements: The requirement ids it verifies.
-        expected: What the requirement demands.
-        observed: What the provider did.
-        replay: The command that reruns the check.
-    """
-
-    def __init__(
-        self, check: str, requirements: Sequence[str], expected: str, observed: str, replay: str
-    ) -> None:
-        self.check = check
-        self.requirements = tuple(requirements)
-        self.expected = expected
-        self.observed = observed
-        ids = ", ".join(self.requirements) or "no catalogue id yet"
-        super().__init__(
-            f"[{ids}] sandbox check {check} failed.\n"
-            f"  expected: {expected}\n"
-            f"  observed: {observed}\n"
-            f"  replay:   {replay}"
-        )
-
-
-class SandboxCheckSkipped(Exception):
-    """The check needs a capability the target does not claim.
-
-    Args:
-        check: The check's name.
-        capability: The missing capability (a :class:`SandboxCapabilities` field).
-    """
-
-    def __init__(self, check: str, capability: str) -> None:
-        self.check = check
-        self.capability = capability
-        super().__init__(
-            f"sandbox check {check} needs capability {capability!r}, which the provider "
-            "does not claim (SandboxCapabilities)."
-        )
-
-
-@dataclass(frozen=True)
-class SandboxCheck:
-    """One conformance check.
-
-    Attributes:
-        name: Stable name (``test ids``, ``-k`` selection).
-        requirements: Catalogue ids it verifies (empty: a kit decision not catalogued).
-        statement: What it verifies, in one sentence.
-        function: The check itself.
-        capability: The capability it needs, if any.
-    """
-
-    name: str
-    requirements: tuple[str, ...]
-    statement: str
-    function: Callable[[_Context], Awaitable[None]]
-    capability: str | None = None
-
-
-async def run_sandbox_check(check: SandboxCheck, target: SandboxTarget) -> None:
-    """Run one check against ``target``.
-
-    Args:
-        check: The check.
-        target: The provider and its claims.
-
-    Raises:
-        SandboxCheckSkipped: The check needs a capability the target does not claim.
-        SandboxCheckFailed: The provider broke the requirement.
-    """
-    if check.capability is not None and not getattr(target.capabilities, check.capability):
-        raise SandboxCheckSkipped(check.name, check.capability)
-    await check.function(_Context(check, target))
-
-
-# -- strategies ------------------------------------------------------------------------
-
-_name_characters = st.characters(codec="utf-8", exclude_characters="/\0", min_codepoint=1)
-_path_components = st.text(_name_characters, min_size=1, max_size=24).filter(
-    lambda name: name not in {".", ".."} and len(name.encode()) <= 200
-)
-
-#: Relative file paths of one to three unicode components (no ``.``/``..``, no NUL).
-sandbox_relative_paths: st.SearchStrategy[str] = st.lists(
-    _path_components, min_size=1, max_size=3
-).map("/".join)
-
-#: File contents: unicode text (any line endings) or raw bytes, empty included.
-sandbox_file_contents: st.SearchStrategy[str | bytes] = st.one_of(
-    st.text(st.characters(codec="utf-8"), max_size=300),
-    st.binary(max_size=2048),
-)
-
-_line_texts = st.lists(
-    st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=8),
-    max_size=8,
-).flatmap(
-    lambda lines: st.sampled_from(["\n", "\r\n", "\r"]).map(lambda ending: ending.join(lines))
-)
-_line_numbers = st.none() | st.integers(min_value=-2, max_value=12)
-
-
-# -- helpers ---------------------------------------------------------------------------
-
-
-class _Context:
-    """What a check function receives: the target plus assertion and session helpers."""
-
-    def __init__(self, check: SandboxCheck, target: SandboxTarget) -> None:
-        self.check = check
-        self.target = target
-        self.capabilities = target.capabilities
-
-    def fail(self, expected: str, observed: str) -> SandboxCheckFailed:
-        return SandboxCheckFailed(
-            self.check.name,
-            self.check.requirements,
-            expected,
-            observed,
-            self.target.replay.format(check=self.check.name),
-        )
-
-    def expect(self, condition: bool, expected: str, observed: object) -> None:
-        if not condition:
-            raise self.fail(expected, repr(observed))
-
-    @staticmethod
-    def new_session_id() -> str:
-        return f"conformance-{uuid.uuid4().hex[:16]}"
-
-    @asynccontextmanager
-    async def session(
-        self,
-        *,
-        provider: SandboxProvider | None = None,
-        session_id: str | None = None,
-        identity: str | None = None,
-        on_first_create: OnFirstCreate | None = None,
-    ) -> AsyncIterator[NetworkSandboxSession]:
-        """A fresh session, destroyed afterwards whatever happens."""
-        chosen = provider or self.target.provider
-        session = await chosen.create_session(
-            session_id=session_id or self.new_session_id(),
-            identity=identity,
-            on_first_create=on_first_create,
-        )
-        try:
-            yield session
-        finally:
-            with anyio.CancelScope(shield=True):
-                await session.destroy()
-
-    async def examples(
-        self,
-        strategy: st.SearchStrategy[_T],
-        body: Callable[[_T], Coroutine[Any, Any, None]],
-    ) -> None:
-        """Run ``body`` on hypothesis examples of ``strategy`` (on this event loop)."""
-
-        def drive() -> None:
-            @settings(
-                max_examples=self.target.max_examples,
-                deadline=None,
-                suppress_health_check=list(HealthCheck),
-            )
-            @given(strategy)
-            def property_check(example: _T) -> None:
-                anyio.from_thread.run(body, example)
-
-            property_check()
-
-        await anyio.to_thread.run_sync(drive)
-
-
-async def _read_all(stream: Any, *, until: bytes | None = None) -> bytes:
-    """Read a byte stream to its end (or until ``until`` appears)."""
-    data = b""
-    with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-        while until is None or until not in data:
-            data += await stream.receive()
-    return data
-
-
-def _alive_script(pid_file: str) -> str:
-    # A zombie still answers kill -0; it counts as gone (nothing runs any more).
-    return (
-        f'p=$(cat "{pid_file}" 2>/dev/null) || exit 1; [ -n "$p" ] || exit 1; '
-        'kill -0 "$p" 2>/dev/null || exit 1; '
-        'grep -qs "^State:[[:space:]]*Z" "/proc/$p/status" && exit 1; exit 0'
-    )
-
-
-async def _gone(ctx: _Context, session: SandboxSession, pid_file: str) -> bool:
-    """Whether the process whose pid is in ``pid_file`` is gone (polls briefly)."""
-    with anyio.move_on_after(_QUICK):
-        while True:
-            result = await session.run(_alive_script(pid_file), timeout=_QUICK)
-            if result.exit_code != 0:
-                return True
-            await anyio.sleep(0.1)
-    return False
-
 
 # -- checks: shape ---------------------------------------------------------------------
 
 
-async def _check_session_shape(ctx: _Context) -> None:
+async def _check_session_shape(ctx: SandboxCheckContext) -> None:
     provider = ctx.target.provider
     ctx.expect(isinstance(provider, SandboxProvider), "a SandboxProvider", type(provider))
     ctx.expect(
@@ -385,7 +121,7 @@ async def _check_session_shape(ctx: _Context) -> None:
         )
 
 
-async def _check_restricted_view(ctx: _Context) -> None:
+async def _check_restricted_view(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         restricted = session.restricted()
         lifecycle = [
@@ -404,7 +140,7 @@ async def _check_restricted_view(ctx: _Context) -> None:
         )
 
 
-async def _check_port_endpoint(ctx: _Context) -> None:
+async def _check_port_endpoint(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         exposed = set(session.ports)
         port = next(candidate for candidate in range(3000, 65535) if candidate not in exposed)
@@ -422,7 +158,7 @@ async def _check_port_endpoint(ctx: _Context) -> None:
 # -- checks: files ---------------------------------------------------------------------
 
 
-async def _check_missing_files(ctx: _Context) -> None:
+async def _check_missing_files(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         for path in ("missing.txt", "missing/deeper/file.bin"):
             text = await session.read_text_file(path)
@@ -433,7 +169,7 @@ async def _check_missing_files(ctx: _Context) -> None:
         ctx.expect(ranged is None, "a ranged read of a missing file is None", ranged)
 
 
-async def _check_file_round_trips(ctx: _Context) -> None:
+async def _check_file_round_trips(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         counter = iter(range(1_000_000))
 
@@ -454,7 +190,7 @@ async def _check_file_round_trips(ctx: _Context) -> None:
         await ctx.examples(st.tuples(sandbox_relative_paths, sandbox_file_contents), round_trip)
 
 
-async def _check_empty_and_large_files(ctx: _Context) -> None:
+async def _check_empty_and_large_files(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         await session.write_binary_file("empty.bin", b"")
         empty = await session.read_binary_file("empty.bin")
@@ -472,7 +208,7 @@ async def _check_empty_and_large_files(ctx: _Context) -> None:
         ctx.expect(text_back == text, "large text reads back unchanged", len(text_back or ""))
 
 
-async def _check_writes_create_parents_and_overwrite(ctx: _Context) -> None:
+async def _check_writes_create_parents_and_overwrite(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         await session.write_text_file("a/b/c/d.txt", "first version, longer")
         await session.write_text_file("a/b/c/d.txt", "second")
@@ -487,7 +223,7 @@ async def _check_writes_create_parents_and_overwrite(ctx: _Context) -> None:
         )
 
 
-async def _check_paths_shared_with_processes(ctx: _Context) -> None:
+async def _check_paths_shared_with_processes(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         root = session.default_working_directory.rstrip("/") or "/"
         await session.write_text_file("relative/file.txt", "relative")
@@ -505,7 +241,7 @@ async def _check_paths_shared_with_processes(ctx: _Context) -> None:
         ctx.expect(seen == "by a process", "file reads see files written by processes", seen)
 
 
-async def _check_line_ranges(ctx: _Context) -> None:
+async def _check_line_ranges(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         await session.write_text_file("lines.txt", "a\r\nb\r\nc\r\nd")
         middle = await session.read_text_file("lines.txt", start_line=2, end_line=3)
@@ -526,10 +262,10 @@ async def _check_line_ranges(ctx: _Context) -> None:
                 seen,
             )
 
-        await ctx.examples(st.tuples(_line_texts, _line_numbers, _line_numbers), compare)
+        await ctx.examples(st.tuples(line_texts, line_numbers, line_numbers), compare)
 
 
-async def _check_path_confinement(ctx: _Context) -> None:
+async def _check_path_confinement(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         root = session.default_working_directory.rstrip("/")
         outside = [
@@ -562,7 +298,7 @@ async def _check_path_confinement(ctx: _Context) -> None:
 # -- checks: processes -----------------------------------------------------------------
 
 
-async def _check_run_results(ctx: _Context) -> None:
+async def _check_run_results(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         ok = await session.run("printf out; printf err >&2")
         ctx.expect(
@@ -600,7 +336,7 @@ async def _check_run_results(ctx: _Context) -> None:
         )
 
 
-async def _check_env_merge(ctx: _Context) -> None:
+async def _check_env_merge(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         base = await session.run("printf '%s' \"$HOME\"")
         ctx.expect(base.exit_code == 0, "printing $HOME works", base)
@@ -624,12 +360,12 @@ async def _check_env_merge(ctx: _Context) -> None:
         after = await session.run("printf '%s' \"$HOME\"")
         ctx.expect(after.stdout == base.stdout, "env does not leak into later commands", after)
         process = await session.spawn("printf '%s' \"$SPAWNED\"", env={"SPAWNED": "yes"})
-        output = await _read_all(process.stdout)
+        output = await read_all(process.stdout)
         await process.wait()
         ctx.expect(output == b"yes", "spawn merges env too", output)
 
 
-async def _check_working_directory(ctx: _Context) -> None:
+async def _check_working_directory(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         root = session.default_working_directory
         default = await session.run("pwd")
@@ -649,7 +385,7 @@ async def _check_working_directory(ctx: _Context) -> None:
         absolute = await session.run("pwd", working_directory=absolute_dir)
         ctx.expect(absolute.stdout.strip().endswith("/sub"), "an absolute one works", absolute)
         process = await session.spawn("pwd", working_directory="sub")
-        output = await _read_all(process.stdout)
+        output = await read_all(process.stdout)
         await process.wait()
         ctx.expect(output.strip().endswith(b"/sub"), "spawn honours working_directory", output)
         try:
@@ -660,25 +396,25 @@ async def _check_working_directory(ctx: _Context) -> None:
             raise ctx.fail("SandboxError for a missing working directory", repr(result))
 
 
-async def _check_spawn_streams(ctx: _Context) -> None:
+async def _check_spawn_streams(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         process = await session.spawn("echo ready; sleep 30")
         ctx.expect(isinstance(process, SandboxProcess), "spawn returns a SandboxProcess", process)
         started = time.monotonic()
-        with anyio.move_on_after(_QUICK):
-            early = await _read_all(process.stdout, until=b"ready")
+        with anyio.move_on_after(QUICK):
+            early = await read_all(process.stdout, until=b"ready")
         ctx.expect(
-            b"ready" in early and time.monotonic() - started < _QUICK,
+            b"ready" in early and time.monotonic() - started < QUICK,
             "output streams while the command still runs",
             early,
         )
         await process.kill()
-        with anyio.fail_after(_QUICK):
+        with anyio.fail_after(QUICK):
             code = await process.wait()
         ctx.expect(code != 0, "a killed process reports a non-zero exit", code)
         both = await session.spawn("printf out; printf err >&2; exit 7")
-        with anyio.fail_after(_QUICK):
-            out, err = await _read_all(both.stdout), await _read_all(both.stderr)
+        with anyio.fail_after(QUICK):
+            out, err = await read_all(both.stdout), await read_all(both.stderr)
             code = await both.wait()
         ctx.expect(
             (out, err, code) == (b"out", b"err", 7),
@@ -687,22 +423,22 @@ async def _check_spawn_streams(ctx: _Context) -> None:
         )
 
 
-async def _check_kill_idempotent(ctx: _Context) -> None:
+async def _check_kill_idempotent(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         process = await session.spawn("sleep 30")
-        with anyio.fail_after(_QUICK):
+        with anyio.fail_after(QUICK):
             await process.kill()
             await process.kill()
             await process.wait()
         finished = await session.spawn("true")
-        with anyio.fail_after(_QUICK):
-            await _read_all(finished.stdout)
+        with anyio.fail_after(QUICK):
+            await read_all(finished.stdout)
             code = await finished.wait()
             await finished.kill()
         ctx.expect(code == 0, "kill() after the exit does not raise", code)
 
 
-async def _check_abort(ctx: _Context) -> None:
+async def _check_abort(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         abort = anyio.Event()
         started = time.monotonic()
@@ -715,7 +451,7 @@ async def _check_abort(ctx: _Context) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(set_later)
             try:
-                with anyio.fail_after(_QUICK):
+                with anyio.fail_after(QUICK):
                     outcome = await session.run("echo $$ > aborted.pid; exec sleep 30", abort=abort)
             except SandboxAbortedError as error:
                 outcome = error
@@ -727,21 +463,21 @@ async def _check_abort(ctx: _Context) -> None:
             outcome,
         )
         ctx.expect(
-            time.monotonic() - started < _QUICK, "abort acts at once", time.monotonic() - started
+            time.monotonic() - started < QUICK, "abort acts at once", time.monotonic() - started
         )
-        ctx.expect(await _gone(ctx, session, "aborted.pid"), "the aborted process is gone", "alive")
+        ctx.expect(await gone(ctx, session, "aborted.pid"), "the aborted process is gone", "alive")
         spawn_abort = anyio.Event()
         process = await session.spawn("sleep 30", abort=spawn_abort)
         spawn_abort.set()
         try:
-            with anyio.fail_after(_QUICK):
+            with anyio.fail_after(QUICK):
                 code = await process.wait()
             raise ctx.fail("wait() raises SandboxAbortedError", f"exit code {code}")
         except SandboxAbortedError:
             pass
 
 
-async def _check_pre_set_abort(ctx: _Context) -> None:
+async def _check_pre_set_abort(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         abort = anyio.Event()
         abort.set()
@@ -762,46 +498,46 @@ async def _check_pre_set_abort(ctx: _Context) -> None:
         ctx.expect(data is None, "nothing ran", data)
 
 
-async def _check_timeout_kills(ctx: _Context) -> None:
+async def _check_timeout_kills(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         started = time.monotonic()
         try:
-            with anyio.fail_after(_QUICK):
+            with anyio.fail_after(QUICK):
                 result = await session.run("echo $$ > timed-out.pid; exec sleep 30", timeout=0.5)
             raise ctx.fail("SandboxTimeoutError", repr(result))
         except SandboxTimeoutError as error:
             ctx.expect(isinstance(error, TimeoutError), "a TimeoutError", type(error))
         except TimeoutError:
             raise ctx.fail(
-                "run(timeout=0.5) to end soon", f"still running after {_QUICK} s"
+                "run(timeout=0.5) to end soon", f"still running after {QUICK} s"
             ) from None
         elapsed = time.monotonic() - started
         ctx.expect(elapsed < 10, "run(timeout=0.5) of sleep 30 returns quickly", f"{elapsed:.1f} s")
         ctx.expect(
-            await _gone(ctx, session, "timed-out.pid"), "the timed-out process is gone", "alive"
+            await gone(ctx, session, "timed-out.pid"), "the timed-out process is gone", "alive"
         )
-        fine = await session.run("echo still usable", timeout=_QUICK)
+        fine = await session.run("echo still usable", timeout=QUICK)
         ctx.expect(fine.stdout.strip() == "still usable", "the session stays usable", fine)
 
 
-async def _check_kills_process_tree(ctx: _Context) -> None:
+async def _check_kills_process_tree(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         with suppress(SandboxTimeoutError):
             await session.run("sleep 30 & echo $! > child.pid; wait", timeout=0.5)
-        ctx.expect(await _gone(ctx, session, "child.pid"), "a timeout kills children", "alive")
+        ctx.expect(await gone(ctx, session, "child.pid"), "a timeout kills children", "alive")
         abort = anyio.Event()
         process = await session.spawn("sleep 30 & echo $! > spawned-child.pid; wait", abort=abort)
         await anyio.sleep(0.3)
         await process.kill()
-        with anyio.fail_after(_QUICK):
+        with anyio.fail_after(QUICK):
             await process.wait()
-        ctx.expect(await _gone(ctx, session, "spawned-child.pid"), "kill() kills children", "alive")
+        ctx.expect(await gone(ctx, session, "spawned-child.pid"), "kill() kills children", "alive")
 
 
 # -- checks: lifecycle -----------------------------------------------------------------
 
 
-async def _check_stop_destroy_idempotent(ctx: _Context) -> None:
+async def _check_stop_destroy_idempotent(ctx: SandboxCheckContext) -> None:
     provider = ctx.target.provider
     session = await provider.create_session(session_id=ctx.new_session_id())
     try:
@@ -819,7 +555,7 @@ async def _check_stop_destroy_idempotent(ctx: _Context) -> None:
         await running.stop()
         await running.destroy()
     try:
-        with anyio.fail_after(_QUICK):
+        with anyio.fail_after(QUICK):
             await running.run("true")
     except SandboxError:
         pass
@@ -829,7 +565,7 @@ async def _check_stop_destroy_idempotent(ctx: _Context) -> None:
         raise ctx.fail("SandboxError when running in a destroyed session", "it ran")
 
 
-async def _check_fresh_working_directory(ctx: _Context) -> None:
+async def _check_fresh_working_directory(ctx: SandboxCheckContext) -> None:
     provider = ctx.target.provider
     first = await provider.create_session(session_id=ctx.new_session_id())
     try:
@@ -857,7 +593,7 @@ async def _check_fresh_working_directory(ctx: _Context) -> None:
         ctx.expect(not exists, f"destroy() removes {directory}", "it still exists")
 
 
-async def _check_resume(ctx: _Context) -> None:
+async def _check_resume(ctx: SandboxCheckContext) -> None:
     provider = ctx.target.provider
     resume = getattr(provider, "resume_session", None)
     ctx.expect(callable(resume), "the provider has resume_session", resume)
@@ -892,7 +628,7 @@ async def _forget(provider: SandboxProvider, identity: str) -> None:
         await forget(identity)
 
 
-async def _check_on_first_create_without_identity(ctx: _Context) -> None:
+async def _check_on_first_create_without_identity(ctx: SandboxCheckContext) -> None:
     calls: list[str] = []
 
     async def setup(restricted: SandboxSession) -> None:
@@ -905,7 +641,7 @@ async def _check_on_first_create_without_identity(ctx: _Context) -> None:
     ctx.expect(calls == ["called"], "on_first_create ran once", calls)
 
 
-async def _check_snapshot_once(ctx: _Context) -> None:
+async def _check_snapshot_once(ctx: SandboxCheckContext) -> None:
     provider = ctx.target.provider
     identity = f"conformance-{uuid.uuid4().hex[:12]}"
     calls: list[int] = []
@@ -945,7 +681,7 @@ async def _check_snapshot_once(ctx: _Context) -> None:
 # -- checks: isolation -----------------------------------------------------------------
 
 
-async def _check_network_isolation(ctx: _Context) -> None:
+async def _check_network_isolation(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         result = await session.run(
             "if [ -d /sys/class/net ]; then ls /sys/class/net; "
@@ -970,7 +706,7 @@ async def _usable_again(session: SandboxSession) -> bool:
     return False
 
 
-async def _check_memory_hog(ctx: _Context) -> None:
+async def _check_memory_hog(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         try:
             # Doubles a shell string until the memory limit stops it.
@@ -983,7 +719,7 @@ async def _check_memory_hog(ctx: _Context) -> None:
         ctx.expect(await _usable_again(session), "the session stays usable", "it does not")
 
 
-async def _check_fork_bomb(ctx: _Context) -> None:
+async def _check_fork_bomb(ctx: SandboxCheckContext) -> None:
     async with ctx.session() as session:
         with suppress(SandboxError):
             await session.run("bomb() { bomb | bomb & }; bomb; sleep 3", timeout=3)
@@ -997,14 +733,21 @@ def _check(
     name: str,
     requirements: tuple[str, ...],
     statement: str,
-    function: Callable[[_Context], Awaitable[None]],
+    function: Callable[[SandboxCheckContext], Awaitable[None]],
     capability: str | None = None,
 ) -> SandboxCheck:
-    return SandboxCheck(name, requirements, statement, function, capability)
+    return SandboxCheck(
+        id=name,
+        title=statement,
+        requirements=requirements,
+        tier="black-box",
+        needs=(capability,) if capability else (),
+        function=function,
+    )
 
 
 #: Every check, in a stable order.
-SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (
+_CONTRACT_CHECKS: tuple[SandboxCheck, ...] = (
     _check(
         "session_shape",
         ("SANDBOX-001", "SANDBOX-017", "SANDBOX-025"),
@@ -1186,3 +929,6 @@ SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (
         "resource_limits",
     ),
 )
+
+#: Every check, in a stable order: the contract, then the attacks.
+SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (*_CONTRACT_CHECKS, *ATTACK_CHECKS)

@@ -11,12 +11,14 @@ read      the file's text (``offset``/``limit``: 1-based first line, count)   mi
 write     ``"Wrote <n> characters to <path>"``                                write refused (path outside the sandbox, parent is a file)
 edit      ``"Edited <path> (<n> replacement(s))"``                            missing file, ``old_string`` empty, not found, or not unique without ``replace_all``
 bash      ``{"exitCode", "stdout", "stderr"}``                                non-zero exit, timeout (``timeout`` seconds in the input)
-grep      matching ``path:line:text`` lines, sorted; ``"No matches found."``  grep exit status >= 2 (bad pattern, missing path)
-glob      sorted list of absolute file paths matching (``**``, ``*``, ``?``,   the search directory does not exist
+grep      matching ``path:line:text`` lines, sorted; ``"No matches found."``  grep exit status >= 2 (bad pattern, missing path), a path the sandbox refuses
+glob      sorted list of absolute file paths matching (``**``, ``*``, ``?``,   the search directory does not exist, or the sandbox refuses it
           ``[...]``, ``{a,b}``)
 ========  ==================================================================  ===============
 
-Invalid input (a required string missing) is an error result for every tool.
+Invalid input (a required string missing) is an error result for every tool. Every path
+goes through the sandbox's own resolution first (``grep`` and ``glob`` probe theirs with
+the file API before searching), so a sandbox that confines paths confines the built-ins.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from harness_testkit.spec import (
     JSONValue,
     SandboxAbortedError,
     SandboxError,
+    SandboxPathError,
     SandboxSession,
     SandboxTimeoutError,
 )
@@ -228,10 +231,26 @@ class Workspace:
         result: JSONValue = {"exitCode": run.exit_code, "stdout": run.stdout, "stderr": run.stderr}
         return _outcome(result, is_error=run.exit_code != 0)
 
+    async def _confine(self, path: str) -> None:
+        """Refuse a search path the sandbox's file API refuses (outside its root).
+
+        The search runs as a command, and commands may not be confined, so the path is
+        first resolved by the sandbox itself: a :class:`SandboxPathError` (outside the
+        root, through ``..`` or a symlink) refuses the search; a directory, a missing path
+        or a readable file lets it go on.
+        """
+        try:
+            await self.sandbox.read_binary_file(path)
+        except SandboxPathError:
+            raise
+        except SandboxError:
+            pass  # a directory (or another kind of file): resolved inside, searchable
+
     async def _grep(self, tool_input: dict[str, JSONValue], abort: anyio.Event | None) -> Outcome:
         pattern = str(tool_input["pattern"])
         raw_path = tool_input.get("path")
         path = self.resolve(raw_path) if isinstance(raw_path, str) and raw_path else self.work_dir
+        await self._confine(path)
         include = tool_input.get("glob")
         command = "grep -rnE"
         if isinstance(include, str) and include:
@@ -252,6 +271,7 @@ class Workspace:
         pattern = str(tool_input["pattern"])
         raw_path = tool_input.get("path")
         base = self.resolve(raw_path) if isinstance(raw_path, str) and raw_path else self.work_dir
+        await self._confine(base)
         run = await self._run(f"find {shlex.quote(base)} -type f", abort=abort)
         if run.exit_code != 0:
             return _outcome(f"Cannot search {base}: {run.stderr.strip()}", is_error=True)

@@ -20,6 +20,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "sandbox": "harness_testkit.sandbox._cli:sandbox",
     "check": "harness_testkit.conformance._cli:check",
     "replay": "harness_testkit.conformance._cli:replay",
+    "check-sandbox": "harness_testkit.conformance._sandbox_run:check_sandbox",
     "selftest": "harness_testkit.conformance._zoo.selftest:selftest",
     "simulate": "harness_testkit.simulate._cli:simulate",
 }

@@ -17,14 +17,11 @@ an abort or a timeout takes the whole group down (Docker has no API to kill an e
 
 from __future__ import annotations
 
-import io
 import os
 import posixpath
 import socket
-import tarfile
 import tempfile
 import threading
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -38,9 +35,9 @@ import anyio.lowlevel
 from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
     OnFirstCreate,
-    PortEndpoint,
     RunResult,
     SandboxError,
+    SandboxPathError,
     SandboxUnavailableError,
 )
 
@@ -49,22 +46,28 @@ from ._common import (
     DEFAULT_LOCK_TIMEOUT,
     LoopLocalLocks,
     aborted_error,
-    collect_process,
-    extract_lines,
     file_lock,
     sanitize_name,
-    start_detached,
 )
+from ._docker_files import engine_error, read_file, write_file
 from ._docker_image import (
     DEFAULT_PATH,
     DEFAULT_SANDBOX_IMAGE,
     SANDBOX_HOME,
     SANDBOX_UID,
     SANDBOX_WORKSPACE,
+    SNAPSHOT_SEED,
     build_context,
     find_static_busybox,
 )
-from ._docker_process import EXEC_WRAPPER, PID_DIRECTORY, ContainerResource, DockerSandboxProcess
+from ._docker_process import (
+    EXEC_WRAPPER,
+    PID_DIRECTORY,
+    ContainerResource,
+    DockerSandboxProcess,
+    tree_marker_of,
+)
+from ._session_base import NetworkSessionBase, SessionBase
 
 __all__ = [
     "DEFAULT_SANDBOX_IMAGE",
@@ -118,15 +121,14 @@ class KitResources:
 # -- sessions --------------------------------------------------------------------------
 
 
-class DockerSandboxSessionBase:
+class DockerSandboxSessionBase(SessionBase[ContainerResource, DockerSandboxProcess]):
     """The bare Docker session (files and processes): what ``restricted()`` returns.
 
     Implements :class:`~harness_testkit.spec.SandboxSession`. Relative paths resolve
-    against the default working directory; any absolute container path is allowed.
+    against the default working directory; any container path may be named, and the
+    container decides: its root filesystem is read-only and files are written as the
+    session user.
     """
-
-    def __init__(self, resource: ContainerResource) -> None:
-        self._resource = resource
 
     @property
     def description(self) -> str:
@@ -135,22 +137,23 @@ class DockerSandboxSessionBase:
         return (
             f"Docker sandbox session {self._resource.session_id!r}: container "
             f"{self._resource.container} from image {self._resource.image}, user "
-            f"{provider.user}, working directory {provider.working_directory}. No network "
-            "(loopback only); limits: "
+            f"{provider.user}, working directory {provider.working_directory} (a "
+            f"{provider.workspace_size} tmpfs; the rest of the filesystem is read-only "
+            "except /tmp and the home directory). No network (loopback only); limits: "
             f"memory {provider.memory}, {provider.cpus:g} CPUs, {provider.pids_limit} "
             "processes. Commands run with " + " ".join(provider.shell) + "."
         )
 
     def _absolute(self, path: str) -> str:
         if "\0" in path:
-            raise SandboxError(f"The path {path!r} contains a NUL character; remove it.")
+            raise SandboxPathError(f"The path {path!r} contains a NUL character; remove it.")
         base = self._resource.provider.working_directory
         return posixpath.normpath(posixpath.join(base, path))
 
     # -- files ---------------------------------------------------------------------
 
     async def read_binary_file(self, path: str) -> bytes | None:
-        """Read a file's bytes (symlinks are followed).
+        """Read a regular file's bytes (symlinks are followed), streaming from the engine.
 
         Args:
             path: Absolute, or relative to the default working directory.
@@ -159,7 +162,8 @@ class DockerSandboxSessionBase:
             The bytes, or ``None`` when the file does not exist.
 
         Raises:
-            SandboxError: The path is a directory, or the engine failed.
+            SandboxError: The path is a directory, FIFO, device or socket (refused before
+                anything is transferred), or the engine failed.
         """
         self._resource.check_usable()
         provider = self._resource.provider
@@ -167,39 +171,16 @@ class DockerSandboxSessionBase:
             provider._read_file, self._resource.container, self._absolute(path), path
         )
 
-    async def read_text_file(
-        self,
-        path: str,
-        *,
-        start_line: int | None = None,
-        end_line: int | None = None,
-        encoding: str = "utf-8",
-    ) -> str | None:
-        """Read a text file, optionally only lines ``start_line..end_line`` (1-based, inclusive).
-
-        Args:
-            path: Absolute, or relative to the default working directory.
-            start_line: First line (clamped to at least 1).
-            end_line: Last line (clamped to the line count).
-            encoding: The file's encoding; undecodable bytes become U+FFFD.
-
-        Returns:
-            The text, or ``None`` when the file does not exist.
-        """
-        data = await self.read_binary_file(path)
-        if data is None:
-            return None
-        return extract_lines(data.decode(encoding, "replace"), start_line, end_line)
-
     async def write_binary_file(self, path: str, content: bytes) -> None:
-        """Write bytes, creating parent directories (owned by the session user).
+        """Write bytes as the session user, creating parent directories.
 
         Args:
             path: Absolute, or relative to the default working directory.
             content: The bytes to write.
 
         Raises:
-            SandboxError: The file cannot be written (for example a parent is a file).
+            SandboxError: The file cannot be written: read-only filesystem, permission
+                denied, workspace quota exceeded, a parent is a file, not a regular file.
         """
         self._resource.check_usable()
         provider = self._resource.provider
@@ -210,16 +191,6 @@ class DockerSandboxSessionBase:
             bytes(content),
             path,
         )
-
-    async def write_text_file(self, path: str, content: str, *, encoding: str = "utf-8") -> None:
-        """Write text (no newline translation), creating parent directories.
-
-        Args:
-            path: Absolute, or relative to the default working directory.
-            content: The text to write.
-            encoding: How to encode it.
-        """
-        await self.write_binary_file(path, content.encode(encoding))
 
     # -- processes -----------------------------------------------------------------
 
@@ -250,44 +221,7 @@ class DockerSandboxSessionBase:
         self._resource.processes.add(process)
         return process
 
-    async def run(
-        self,
-        command: str,
-        *,
-        working_directory: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        abort: anyio.Event | None = None,
-    ) -> RunResult:
-        """Run ``command`` in the container and collect its output.
-
-        Args:
-            command: A shell command line.
-            working_directory: Where to run it (default: the default working directory).
-            env: Variables merged over the container environment (these win).
-            timeout: Seconds before the command's process group is killed.
-            abort: Kills the command's process group when set.
-
-        Returns:
-            Exit code, stdout and stderr; a non-zero exit is not an exception.
-
-        Raises:
-            SandboxTimeoutError: The timeout passed.
-            SandboxAbortedError: ``abort`` was set.
-            SandboxError: The session is stopped, the working directory is missing, or
-                the engine failed.
-        """
-        process = await self._start(command, working_directory, env, abort)
-        try:
-            result = await collect_process(
-                process,
-                command=command,
-                time_limit=timeout,
-                abort=abort,
-                kill_timeout=self._resource.provider.kill_timeout,
-            )
-        finally:
-            self._resource.processes.discard(process)
+    async def _after_run(self, result: RunResult, working_directory: str | None) -> RunResult:
         if working_directory and result.exit_code in (126, 127, 128, 255):
             await self._explain_missing_directory(working_directory, result)
         return result
@@ -313,39 +247,14 @@ class DockerSandboxSessionBase:
                     "run('mkdir -p ...'))."
                 )
 
-    async def spawn(
-        self,
-        command: str,
-        *,
-        working_directory: str | None = None,
-        env: Mapping[str, str] | None = None,
-        abort: anyio.Event | None = None,
-    ) -> DockerSandboxProcess:
-        """Start ``command`` and return at once with a handle streaming its output.
 
-        Args:
-            command: A shell command line.
-            working_directory: Where to run it (default: the default working directory).
-            env: Variables merged over the container environment (these win).
-            abort: Kills the command's process group when set; ``wait()`` then raises
-                :class:`~harness_testkit.spec.SandboxAbortedError`.
-
-        Returns:
-            The process handle.
-        """
-        process = await self._start(command, working_directory, env, abort)
-        if abort is not None:
-            start_detached(process.watch_abort)
-        return process
-
-
-class DockerSandboxSession(DockerSandboxSessionBase):
+class DockerSandboxSession(
+    NetworkSessionBase[ContainerResource, DockerSandboxProcess, DockerSandboxSessionBase],
+    DockerSandboxSessionBase,
+):
     """A Docker session with identity and lifecycle (a ``NetworkSandboxSession``)."""
 
-    @property
-    def id(self) -> str:
-        """The session id: :meth:`DockerSandboxProvider.resume_session` finds it by this."""
-        return self._resource.session_id
+    _restricted_class = DockerSandboxSessionBase
 
     @property
     def container_name(self) -> str:
@@ -357,45 +266,24 @@ class DockerSandboxSession(DockerSandboxSessionBase):
         """The working directory inside the container (default ``/workspace``)."""
         return self._resource.provider.working_directory
 
-    @property
-    def ports(self) -> Sequence[int]:
-        """Always empty: containers have no network, so nothing is exposed."""
-        return ()
-
-    async def get_port_endpoint(
-        self, port: int, protocol: Literal["http", "https", "ws"] | None = None
-    ) -> PortEndpoint:
-        """Always raises: with ``network_mode="none"`` no port can be exposed.
-
-        Raises:
-            HarnessCapabilityUnsupportedError: Always, naming the port.
-        """
-        raise HarnessCapabilityUnsupportedError(
-            f"Port {port} is not exposed on Docker sandbox {self._resource.container}: "
-            "its containers run without a network (network_mode none), so no port can be "
-            "reached from outside (exposed ports: [])."
+    def _unexposed_reason(self) -> str:
+        return (
+            f"Docker sandbox {self._resource.container} runs without a network "
+            "(network_mode none), so no port can be reached from outside"
         )
 
-    def restricted(self) -> DockerSandboxSessionBase:
-        """The bare session over the same container, without lifecycle members."""
-        return DockerSandboxSessionBase(self._resource)
-
-    async def _release_processes(self) -> None:
-        for process in list(self._resource.processes):
-            await process.aclose()
-        self._resource.processes.clear()
-
     async def stop(self) -> None:
-        """Stop the container (its files stay); idempotent.
+        """Kill the session's commands and pause the container (its files stay); idempotent.
 
-        :meth:`DockerSandboxProvider.resume_session` starts it again.
+        The workspace is a tmpfs, so the container is paused rather than stopped:
+        :meth:`DockerSandboxProvider.resume_session` unpauses it with its files.
         """
         if self._resource.state == "running":
             self._resource.state = "stopped"
         provider = self._resource.provider
         with anyio.CancelScope(shield=True):
-            await provider._call(provider._stop_container, self._resource.container)
             await self._release_processes()
+            await provider._call(provider._pause_container, self._resource.container)
 
     async def destroy(self) -> None:
         """Remove the container, running or stopped; idempotent."""
@@ -449,6 +337,10 @@ class DockerSandboxProvider:
         memory: Memory limit (Docker syntax, e.g. ``"512m"``); swap is disabled.
         cpus: CPU limit.
         pids_limit: Maximum number of processes in a container.
+        workspace_size: The disk quota of the working directory, a size-limited tmpfs
+            (Docker size syntax, e.g. ``"512m"``); writing more fails with "No space left
+            on device". tmpfs pages count against ``memory`` too.
+        tmp_size: Size of the ``/tmp`` and home-directory tmpfs mounts (each).
         container_prefix: Prefix of container names.
         init: Run Docker's init (tini) as PID 1 so orphans of killed commands are reaped;
             turn off only for engines without ``docker-init``.
@@ -471,6 +363,8 @@ class DockerSandboxProvider:
         memory: str = "512m",
         cpus: float = 1.0,
         pids_limit: int = 256,
+        workspace_size: str = "512m",
+        tmp_size: str = "256m",
         container_prefix: str = LABEL_PREFIX,
         init: bool = True,
         busybox: str | os.PathLike[str] | None = None,
@@ -494,6 +388,8 @@ class DockerSandboxProvider:
         self.memory = memory
         self.cpus = cpus
         self.pids_limit = pids_limit
+        self.workspace_size = workspace_size
+        self.tmp_size = tmp_size
         self.container_prefix = container_prefix
         self.init = init
         self._busybox = busybox
@@ -575,6 +471,8 @@ class DockerSandboxProvider:
             raise SandboxUnavailableError(
                 f"Lost the connection to the Docker engine ({error}). {_ENGINE_HELP}"
             ) from error
+        except docker.errors.APIError as error:
+            raise engine_error(error) from error
         except docker.errors.DockerException as error:
             raise SandboxError(f"The Docker engine refused a request: {error}") from error
 
@@ -692,7 +590,22 @@ class DockerSandboxProvider:
     def _snapshot_tag(self, identity: str) -> str:
         return f"{_SNAPSHOT_REPOSITORY}:{sanitize_name(identity, max_length=100)}"
 
-    def _create_container(self, name: str, image: str, labels: dict[str, str]) -> None:
+    def _tmpfs_mounts(self, *, workspace: bool) -> dict[str, str]:
+        uid, _, gid = self.user.partition(":")
+        owner = f"uid={uid},gid={gid or uid}" if uid.isdigit() and (gid or uid).isdigit() else ""
+        mounts = {"/tmp": f"rw,exec,nosuid,nodev,size={self.tmp_size},mode=1777"}
+        if self._builds_own_image:
+            mounts[SANDBOX_HOME] = f"rw,exec,nosuid,nodev,size={self.tmp_size},mode=0755,{owner}"
+        if workspace:
+            mounts[self.working_directory] = (
+                f"rw,exec,nosuid,nodev,size={self.workspace_size},mode=0755,{owner}"
+            )
+        return {path: options.rstrip(",") for path, options in mounts.items()}
+
+    def _create_container(
+        self, name: str, image: str, labels: dict[str, str], read_only: bool = True
+    ) -> None:
+        """Create and start a container; ``read_only=False`` only for snapshot builders."""
         import docker.errors
 
         api = self._api
@@ -705,6 +618,8 @@ class DockerSandboxProvider:
             init=self.init,
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
+            read_only=read_only,
+            tmpfs=self._tmpfs_mounts(workspace=read_only),
         )
         environment = {"HOME": SANDBOX_HOME, "PATH": DEFAULT_PATH} if self._builds_own_image else {}
         environment.update(self.environment)
@@ -734,16 +649,22 @@ class DockerSandboxProvider:
                 api.remove_container(name, force=True)
             raise
 
-    def _stop_container(self, name: str) -> None:
+    def _pause_container(self, name: str) -> None:
         import docker.errors
 
         with suppress(docker.errors.NotFound):
-            self._api.stop(name, timeout=2)
+            details = self._api.inspect_container(name)
+            state = details.get("State", {})
+            if state.get("Running") and not state.get("Paused"):
+                with suppress(docker.errors.APIError):  # paused meanwhile, or exiting
+                    self._api.pause(name)
 
     def _remove_container(self, name: str) -> None:
         import docker.errors
 
         with suppress(docker.errors.NotFound):
+            with suppress(docker.errors.APIError):
+                self._api.unpause(name)  # a paused container is not always removable
             self._api.remove_container(name, force=True, v=True)
         # A removal already in progress (409) finishes on its own.
 
@@ -780,7 +701,7 @@ class DockerSandboxProvider:
                 stderr=True,
                 stdin=False,
                 tty=False,
-                environment=dict(env or {}),
+                environment=dict(env or {}, **dict([tree_marker_of(pid_file).split("=", 1)])),
                 workdir=workdir,
                 user=self.user,
             )
@@ -813,81 +734,25 @@ class DockerSandboxProvider:
         return self._user_ids
 
     def _read_file(self, container: str, absolute: str, shown: str) -> bytes | None:
-        import docker.errors
-
-        api = self._api
-        path = absolute
-        for _hop in range(40):
-            try:
-                stream, _stat = api.get_archive(container, path)
-            except docker.errors.NotFound:
-                return None
-            data = b"".join(stream)
-            with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-                member = archive.next()
-                if member is None:
-                    return None
-                if member.isfile():
-                    extracted = archive.extractfile(member)
-                    return extracted.read() if extracted is not None else b""
-                if member.isdir():
-                    raise SandboxError(
-                        f"Cannot read {shown!r}: it is a directory; pass the path of a file."
-                    )
-                if member.issym():
-                    path = posixpath.normpath(
-                        posixpath.join(posixpath.dirname(path), member.linkname)
-                    )
-                    continue
-                raise SandboxError(f"Cannot read {shown!r}: it is not a regular file.")
-        raise SandboxError(f"Cannot read {shown!r}: too many levels of symbolic links.")
+        return read_file(
+            self._api, container, self.user, absolute, shown, timeout=self._api_timeout
+        )
 
     def _write_file(self, container: str, absolute: str, content: bytes, shown: str) -> None:
-        import docker.errors
+        write_file(
+            self._api, container, self.user, absolute, content, shown, timeout=self._api_timeout
+        )
 
-        api = self._api
-        parent, name = posixpath.split(absolute)
-        if not name:
-            raise SandboxError(f"Cannot write {shown!r}: it names a directory, not a file.")
-        uid, gid = self._user_id_pair(container)
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as archive:
-            info = tarfile.TarInfo(name)
-            info.size = len(content)
-            info.mode = 0o644
-            info.mtime = int(time.time())
-            info.uid, info.gid = uid, gid
-            archive.addfile(info, io.BytesIO(content))
-        payload = buffer.getvalue()
-        try:
-            api.put_archive(container, parent, payload)
-            return
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.APIError as error:
-            raise self._write_error(shown, absolute, error) from error
-        # The parent is missing: create it as the session user so it owns the new
-        # directories, then try once more.
-        code = self._exec_quiet(container, ["/bin/sh", "-c", 'mkdir -p -- "$1"', "mkdir", parent])
+    def _seed_workspace(self, container: str) -> None:
+        code = self._exec_quiet(
+            container,
+            ["/bin/sh", "-c", 'cp -a "$1/." "$2/"', "seed", SNAPSHOT_SEED, self.working_directory],
+        )
         if code != 0:
             raise SandboxError(
-                f"Cannot write {shown!r}: its parent directory {parent} cannot be created "
-                "(a parent is a file, or permission is denied); pick another path."
+                f"Cannot fill the workspace of {container} from its snapshot (exit {code}); "
+                "the snapshot may exceed the workspace quota (workspace_size)."
             )
-        try:
-            api.put_archive(container, parent, payload)
-        except docker.errors.APIError as error:
-            raise self._write_error(shown, absolute, error) from error
-
-    @staticmethod
-    def _write_error(shown: str, absolute: str, error: Any) -> SandboxError:
-        detail = str(getattr(error, "explanation", None) or error)
-        if "not a directory" in detail:
-            return SandboxError(
-                f"Cannot write {shown!r}: a parent of {absolute} is a file, not a directory "
-                f"({detail}); remove it or pick another path."
-            )
-        return SandboxError(f"Cannot write {shown!r} ({absolute}): {detail}.")
 
     def _find_session_container(self, session_id: str) -> tuple[str, str]:
         import docker.errors
@@ -907,12 +772,28 @@ class DockerSandboxProvider:
                 f"The container {name} was not created by harness-testkit (it lacks the "
                 f"{_KIND}=session label); remove or rename it, or pick another session id."
             )
-        if not details.get("State", {}).get("Running"):
+        state = details.get("State", {})
+        if state.get("Paused"):
+            self._api.unpause(name)
+        elif not state.get("Running"):
+            # Stopped outside the kit: its tmpfs workspace is gone, the container restarts
+            # with an empty one.
             self._api.start(name)
         return name, str(details.get("Config", {}).get("Image", self.image))
 
     def _commit_snapshot(self, container: str, identity: str, tag: str) -> None:
         repository, _, version = tag.partition(":")
+        # Sessions get a fresh tmpfs workspace: keep the baked one where they copy it from.
+        code = self._exec_quiet(
+            container,
+            ["/bin/sh", "-c", 'cp -a "$1/." "$2/"', "seed", self.working_directory, SNAPSHOT_SEED],
+        )
+        if code != 0:
+            raise SandboxError(
+                f"Cannot snapshot identity {identity!r}: copying the workspace to "
+                f"{SNAPSHOT_SEED} failed (exit {code}); the image must have a writable "
+                f"{SNAPSHOT_SEED} (the kit's image has)."
+            )
         self._api.stop(container, timeout=2)
         self._api.commit(
             container,
@@ -931,7 +812,7 @@ class DockerSandboxProvider:
 
     def _session(self, session_id: str, container: str, image: str) -> DockerSandboxSession:
         return DockerSandboxSession(
-            ContainerResource(
+            ContainerResource.open(
                 provider=self, session_id=session_id, container=container, image=image
             )
         )
@@ -975,6 +856,13 @@ class DockerSandboxProvider:
             labels[_IDENTITY] = identity
         await self._call(self._create_container, name, image, labels)
         session = self._session(session_id, name, image)
+        if from_snapshot:
+            try:
+                await self._call(self._seed_workspace, name)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await session.destroy()
+                raise
         if not from_snapshot and on_first_create is not None:
             try:
                 await on_first_create(session.restricted())
@@ -1006,6 +894,7 @@ class DockerSandboxProvider:
                     builder_name,
                     base,
                     {_KIND: "snapshot-build", _IDENTITY: identity},
+                    False,
                 )
                 builder = self._session(f"snapshot:{identity}", builder_name, base)
                 try:

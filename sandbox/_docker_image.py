@@ -7,6 +7,7 @@ applets installed, ``/tmp``, a non-root ``sandbox`` user (uid 1000) and ``/works
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import struct
@@ -22,18 +23,19 @@ __all__ = [
     "SANDBOX_HOME",
     "SANDBOX_UID",
     "SANDBOX_WORKSPACE",
+    "SNAPSHOT_SEED",
     "build_context",
     "find_static_busybox",
     "sandbox_dockerfile",
 ]
 
-#: The image the provider builds when none is given.
-DEFAULT_SANDBOX_IMAGE = f"harness-testkit-sandbox:{__version__}"
-
 #: Where the kit's image puts its non-root user and the working directory.
 SANDBOX_UID = 1000
 SANDBOX_HOME = "/home/sandbox"
 SANDBOX_WORKSPACE = "/workspace"
+#: Where a snapshot keeps the workspace it baked: the session's workspace is a fresh
+#: size-limited tmpfs, filled from here when a session starts from the snapshot.
+SNAPSHOT_SEED = "/opt/harness-testkit-seed"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -98,7 +100,7 @@ def sandbox_dockerfile() -> str:
             "COPY busybox /bin/busybox",
             'RUN ["/bin/busybox", "--install", "-s", "/bin"]',
             'RUN ["/bin/sh", "-c", "'
-            f"mkdir -p /tmp /root {SANDBOX_HOME} {SANDBOX_WORKSPACE} /etc "
+            f"mkdir -p /tmp /root {SANDBOX_HOME} {SANDBOX_WORKSPACE} {SNAPSHOT_SEED} /etc "
             "/usr/local/bin /usr/bin /sbin /usr/sbin"
             " && chmod 1777 /tmp"
             " && echo root:x:0:0:root:/root:/bin/sh > /etc/passwd"
@@ -107,6 +109,7 @@ def sandbox_dockerfile() -> str:
             " && echo root:x:0: > /etc/group"
             f" && echo sandbox:x:{SANDBOX_UID}: >> /etc/group"
             f" && chown {SANDBOX_UID}:{SANDBOX_UID} {SANDBOX_HOME} {SANDBOX_WORKSPACE}"
+            f" {SNAPSHOT_SEED}"
             '"]',
             f"ENV HOME={SANDBOX_HOME} PATH={DEFAULT_PATH}",
             f"WORKDIR {SANDBOX_WORKSPACE}",
@@ -115,6 +118,14 @@ def sandbox_dockerfile() -> str:
             "",
         ]
     )
+
+
+#: The image the provider builds when none is given; the tag changes with its recipe, so
+#: an engine holding an image built from an older recipe builds the new one.
+DEFAULT_SANDBOX_IMAGE = (
+    f"harness-testkit-sandbox:{__version__}-"
+    + hashlib.sha256(sandbox_dockerfile().encode()).hexdigest()[:8]
+)
 
 
 def build_context(busybox: Path) -> io.BytesIO:

@@ -12,8 +12,8 @@ import socket
 import threading
 import time
 from contextlib import suppress
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -21,9 +21,8 @@ import anyio.lowlevel
 from anyio.abc import ByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from harness_testkit.spec import SandboxError
-
-from ._common import aborted_error
+from ._session_base import ProcessBase, ResourceBase
+from ._tree import MARKER_VARIABLE
 
 if TYPE_CHECKING:
     from ._docker import DockerSandboxProvider
@@ -34,6 +33,7 @@ __all__ = [
     "PID_DIRECTORY",
     "ContainerResource",
     "DockerSandboxProcess",
+    "tree_marker_of",
 ]
 
 #: Runs the command as a session leader whose pid (= its process-group id) is written to
@@ -47,14 +47,29 @@ EXEC_WRAPPER = (
 )
 
 #: Kills the process group recorded in the pid file ($1), waiting briefly for a command
-#: that was killed right after it started and has not written the file yet.
+#: that was killed right after it started and has not written the file yet; then kills,
+#: round after round, every process whose environment carries the command's marker ($2),
+#: which reaches descendants that left the group with ``setsid``.
 KILL_SCRIPT = (
-    'p="$1"; i=0; '
+    'p="$1"; m="$2"; i=0; '
     'while [ ! -s "$p" ] && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; '
     'if [ -s "$p" ]; then g=$(cat "$p"); kill -9 -"$g" 2>/dev/null || kill -9 "$g"; fi; '
+    '[ -n "$m" ] || exit 0; '
+    "r=0; while [ $r -lt 50 ]; do f=0; "
+    "for e in /proc/[0-9]*/environ; do "
+    # busybox grep stops at a NUL: one variable per line first.
+    "if tr '\\0' '\\n' <\"$e\" 2>/dev/null | grep -qxF \"$m\"; then "
+    'q=${e#/proc/}; kill -9 "${q%/environ}" 2>/dev/null && f=1; fi; done; '
+    "[ $f = 0 ] && break; r=$((r+1)); done; "
     "exit 0"
 )
 PID_DIRECTORY = "/tmp/.harness-testkit"
+
+
+def tree_marker_of(pid_file: str) -> str:
+    """The marker entry (``NAME=value``) of the command whose pid file is ``pid_file``."""
+    return f"{MARKER_VARIABLE}={pid_file.rsplit('/', 1)[-1].removesuffix('.pid')}"
+
 
 # -- streams ---------------------------------------------------------------------------
 
@@ -81,34 +96,30 @@ class _ChunkStream(ByteReceiveStream):
         self._receive.close()
 
 
-_State = Literal["running", "stopped", "destroyed"]
-
-
-@dataclass
-class ContainerResource:
+@dataclass(kw_only=True)
+class ContainerResource(ResourceBase["DockerSandboxProcess"]):
     """What a session and its restricted views share: the container and live execs."""
 
     provider: DockerSandboxProvider
-    session_id: str
     container: str
     image: str
-    state: _State = "running"
-    processes: set[DockerSandboxProcess] = field(default_factory=set)
 
-    def check_usable(self) -> None:
-        if self.state != "running":
-            raise SandboxError(
-                f"The Docker sandbox session {self.session_id!r} (container "
-                f"{self.container}) is {self.state}; "
-                + (
-                    "resume it with DockerSandboxProvider.resume_session() to use it again."
-                    if self.state == "stopped"
-                    else "create a new session with DockerSandboxProvider.create_session()."
-                )
-            )
+    @classmethod
+    def open(
+        cls, *, provider: DockerSandboxProvider, session_id: str, container: str, image: str
+    ) -> ContainerResource:
+        return cls(
+            session_id=session_id,
+            provider_name="DockerSandboxProvider",
+            label=f"container {container}",
+            kill_timeout=provider.kill_timeout,
+            provider=provider,
+            container=container,
+            image=image,
+        )
 
 
-class DockerSandboxProcess:
+class DockerSandboxProcess(ProcessBase):
     """A command started by :meth:`DockerSandboxSessionBase.spawn` (a Docker exec).
 
     Implements :class:`~harness_testkit.spec.SandboxProcess`. Output is read by a daemon
@@ -125,13 +136,11 @@ class DockerSandboxProcess:
         pid_file: str,
         abort: anyio.Event | None,
     ) -> None:
+        super().__init__(command=command, abort=abort)
         self._resource = resource
         self._exec_id = exec_id
         self._connection = connection
-        self._command = command
         self._pid_file = pid_file
-        self._abort = abort
-        self._aborted = False
         self._killed = False
         self._exit_code: int | None = None
         self._done = anyio.Event()
@@ -149,6 +158,11 @@ class DockerSandboxProcess:
             daemon=True,
         )
         self._reader.start()
+
+    @property
+    def tree_marker(self) -> str:
+        """The environment entry that marks this command and its descendants."""
+        return tree_marker_of(self._pid_file)
 
     @property
     def pid(self) -> int | None:
@@ -232,38 +246,6 @@ class DockerSandboxProcess:
             self._exit_code = await self._exit_status()
         return self._exit_code
 
-    async def wait(self) -> int:
-        """Wait for the exit code.
-
-        Returns:
-            The exit code (137: killed).
-
-        Raises:
-            SandboxAbortedError: The spawn's ``abort`` event was set; the command was killed.
-        """
-        if self._abort is None:
-            return await self.wait_exit()
-        await self.watch_abort()
-        if self._aborted:
-            raise aborted_error(self._command)
-        return await self.wait_exit()
-
-    async def watch_abort(self) -> None:
-        """Kill the command when its abort event is set, until the command ends."""
-        if self._abort is None:
-            return
-        async with anyio.create_task_group() as group:
-
-            async def on_abort(event: anyio.Event) -> None:
-                await event.wait()
-                self._aborted = True
-                await self.kill()
-                group.cancel_scope.cancel()
-
-            group.start_soon(on_abort, self._abort)
-            await self._done.wait()
-            group.cancel_scope.cancel()
-
     async def kill(self) -> None:
         """Kill the command's whole process group; idempotent."""
         if self._done.is_set():
@@ -276,7 +258,7 @@ class DockerSandboxProcess:
                 await provider._call(
                     provider._exec_quiet,
                     self._resource.container,
-                    ["/bin/sh", "-c", KILL_SCRIPT, "kill", self._pid_file],
+                    ["/bin/sh", "-c", KILL_SCRIPT, "kill", self._pid_file, self.tree_marker],
                 )
         with anyio.move_on_after(self._resource.provider.kill_timeout):
             await self._done.wait()

@@ -2,17 +2,27 @@
 
 :class:`LocalSandboxProvider` needs nothing but the host. Each session is a directory
 under a base dir, named from the session id, so another process can
-:meth:`~LocalSandboxProvider.resume_session` it. Commands run with ``bash -c`` (``sh -c``
-without bash) in their own process group, so a kill, an abort or a timeout takes the
-command's children down with it.
+:meth:`~LocalSandboxProvider.resume_session` it.
 
-It is not an isolation boundary: commands run as the current user on the host. Only the
-file API is confined: paths that resolve outside the session root (through ``..`` or
-symlinks) are refused with :class:`~harness_testkit.spec.SandboxPathError`.
+What it enforces, and what it does not:
+
+- **The file API is confined** (``path_confinement``): every path resolves beneath the
+  session root without a race (``openat2`` with ``RESOLVE_BENEATH``, else a walk with
+  directory descriptors and ``O_NOFOLLOW``; see ``_confine``). Escapes through ``..``,
+  absolute paths and symlinks are refused with
+  :class:`~harness_testkit.spec.SandboxPathError`, as are reads of files with more than
+  one hard link; FIFOs, devices and sockets are refused without blocking; writes replace
+  files instead of writing through them.
+- **Commands are not confined, by design**: they run as the current user on the host,
+  with its network and without resource limits. They are tracked, though: each runs with
+  ``bash -c`` (``sh -c`` without bash) in its own process group and with an environment
+  marker, so a kill, an abort, a timeout, ``stop()`` and ``destroy()`` take down the whole
+  tree, ``setsid`` descendants included (see ``_tree``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -20,11 +30,11 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -33,10 +43,7 @@ from anyio.abc import ByteReceiveStream
 from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
     OnFirstCreate,
-    PortEndpoint,
-    RunResult,
     SandboxError,
-    SandboxPathError,
 )
 
 from ._common import (
@@ -44,13 +51,15 @@ from ._common import (
     DEFAULT_LOCK_TIMEOUT,
     LoopLocalLocks,
     aborted_error,
-    collect_process,
-    extract_lines,
     file_lock,
     merge_env,
     sanitize_name,
-    start_detached,
 )
+from ._confine import Root
+from ._session_base import NetworkSessionBase, ProcessBase, ResourceBase, SessionBase
+from ._tree import MARKER_VARIABLE, marker, sweep
+
+_T = TypeVar("_T")
 
 __all__ = [
     "LocalSandboxProcess",
@@ -58,8 +67,6 @@ __all__ = [
     "LocalSandboxSession",
     "LocalSandboxSessionBase",
 ]
-
-_State = Literal["running", "stopped", "destroyed"]
 
 
 def default_local_base_dir() -> Path:
@@ -72,34 +79,60 @@ def _default_shell() -> tuple[str, ...]:
     return (bash, "-c") if bash else ("/bin/sh", "-c")
 
 
-@dataclass
-class _SessionResource:
+def _guarded(operation: Callable[..., _T], shown: str, *args: Any) -> _T:
+    """Run a confined file operation, turning OS errors into named sandbox errors."""
+    try:
+        return operation(*args)
+    except (SandboxError, HarnessCapabilityUnsupportedError):
+        raise
+    except IsADirectoryError as error:
+        raise SandboxError(
+            f"Cannot use {shown!r}: it is a directory; pass the path of a file."
+        ) from error
+    except OSError as error:
+        raise SandboxError(f"Cannot use {shown!r}: {error.strerror or error}.") from error
+
+
+@dataclass(kw_only=True)
+class _SessionResource(ResourceBase["LocalSandboxProcess"]):
     """What a session and its restricted views share: the directory and live processes."""
 
-    session_id: str
     root: Path
     shell: tuple[str, ...]
     base_env: Mapping[str, str] | None
-    kill_timeout: float
-    state: _State = "running"
-    processes: set[LocalSandboxProcess] = field(default_factory=set)
+    confined: Root
+    #: Marks every process of this session (derived from the root, so a session resumed
+    #: by another provider instance sweeps the processes of the original too).
+    token: str
 
-    def check_usable(self) -> None:
-        if self.state != "running":
-            raise SandboxError(
-                f"The local sandbox session {self.session_id!r} is {self.state}; "
-                + (
-                    "resume it with LocalSandboxProvider.resume_session() to use it again."
-                    if self.state == "stopped"
-                    else "create a new session with LocalSandboxProvider.create_session()."
-                )
-            )
+    @classmethod
+    def open(
+        cls,
+        *,
+        session_id: str,
+        root: Path,
+        shell: tuple[str, ...],
+        base_env: Mapping[str, str] | None,
+        kill_timeout: float,
+    ) -> _SessionResource:
+        return cls(
+            session_id=session_id,
+            provider_name="LocalSandboxProvider",
+            label=f"directory {root}",
+            kill_timeout=kill_timeout,
+            root=root,
+            shell=shell,
+            base_env=base_env,
+            confined=Root(root),
+            token=hashlib.sha256(os.fsencode(root)).hexdigest()[:16],
+        )
 
 
-class LocalSandboxProcess:
+class LocalSandboxProcess(ProcessBase):
     """A command started by :meth:`LocalSandboxSessionBase.spawn`, in its own process group.
 
-    Implements :class:`~harness_testkit.spec.SandboxProcess`.
+    Implements :class:`~harness_testkit.spec.SandboxProcess`. Killing it kills its process
+    group and every process carrying its environment marker (``setsid`` descendants).
     """
 
     def __init__(
@@ -109,12 +142,12 @@ class LocalSandboxProcess:
         command: str,
         resource: _SessionResource,
         abort: anyio.Event | None,
+        tree_marker: str,
     ) -> None:
+        super().__init__(command=command, abort=abort)
         self._process = process
-        self._command = command
         self._resource = resource
-        self._abort = abort
-        self._aborted = False
+        self._marker = tree_marker
         self._killed = False
         # open_process was called with pipes for both, so neither is None.
         assert process.stdout is not None
@@ -146,63 +179,20 @@ class LocalSandboxProcess:
         """Wait for the exit code, ignoring ``abort`` (the run collector handles it)."""
         return await self._process.wait()
 
-    async def wait(self) -> int:
-        """Wait for the exit code.
-
-        Returns:
-            The exit code (negative: killed by that signal).
-
-        Raises:
-            SandboxAbortedError: The spawn's ``abort`` event was set; the process was killed.
-        """
-        if self._abort is None:
-            return await self.wait_exit()
-        code: int | None = None
-        async with anyio.create_task_group() as group:
-
-            async def on_abort(event: anyio.Event) -> None:
-                await event.wait()
-                await self._on_abort()
-                group.cancel_scope.cancel()
-
-            group.start_soon(on_abort, self._abort)
-            code = await self.wait_exit()
-            group.cancel_scope.cancel()
-        if self._aborted or code is None:
-            raise aborted_error(self._command)
-        return code
-
-    async def _on_abort(self) -> None:
-        self._aborted = True
-        await self.kill()
-
-    async def watch_abort(self) -> None:
-        """Kill the process when its abort event is set (runs detached from the caller)."""
-        if self._abort is None:
-            return
-        async with anyio.create_task_group() as group:
-
-            async def on_abort(event: anyio.Event) -> None:
-                await event.wait()
-                await self._on_abort()
-                group.cancel_scope.cancel()
-
-            group.start_soon(on_abort, self._abort)
-            await self.wait_exit()
-            group.cancel_scope.cancel()
-
     async def kill(self) -> None:
-        """Kill the process and everything in its process group; idempotent."""
+        """Kill the process, its process group and its marked descendants; idempotent."""
         if not self._killed:
             self._killed = True
             # start_new_session made the process a group leader: its pid is the group id.
             with suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._process.pid, signal.SIGKILL)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(sweep, self._marker)
         with anyio.move_on_after(self._resource.kill_timeout):
             await self.wait_exit()
 
     async def aclose(self) -> None:
-        """Kill the process group if it still runs and release the pipes."""
+        """Kill the process tree if it still runs and release the pipes."""
         await self.kill()
         with anyio.move_on_after(self._resource.kill_timeout):
             # Unread output keeps asyncio's pipe transports paused short of EOF, and a
@@ -217,15 +207,12 @@ class LocalSandboxProcess:
         self._resource.processes.discard(self)
 
 
-class LocalSandboxSessionBase:
+class LocalSandboxSessionBase(SessionBase[_SessionResource, LocalSandboxProcess]):
     """The bare local session (files and processes): what ``restricted()`` returns.
 
     Implements :class:`~harness_testkit.spec.SandboxSession`. Relative paths resolve
-    against the session root; absolute paths must lie inside it.
+    against the session root; every path must resolve beneath it (see ``_confine``).
     """
-
-    def __init__(self, resource: _SessionResource) -> None:
-        self._resource = resource
 
     @property
     def description(self) -> str:
@@ -234,35 +221,17 @@ class LocalSandboxSessionBase:
             f"Local sandbox session {self._resource.session_id!r}: a host directory at "
             f"{self._resource.root} (the working directory; file paths must stay inside "
             f"it). Commands run on the host with {self._resource.shell[0]} in their own "
-            "process group; there is no network or resource isolation."
+            "process group and are not confined; there is no network or resource isolation."
         )
 
-    # -- paths ---------------------------------------------------------------------
-
-    def _resolve(self, path: str) -> Path:
-        """Map ``path`` to a real host path inside the root, refusing anything outside."""
-        if "\0" in path:
-            raise SandboxPathError(
-                f"The path {path!r} contains a NUL character; pass a path without it."
-            )
-        root = self._resource.root
-        candidate = Path(path) if os.path.isabs(path) else root / path
-        real_root = Path(os.path.realpath(root))
-        # realpath follows every symlink that exists and normalizes "..", so links that
-        # point outside are caught as well as lexical escapes.
-        real = Path(os.path.realpath(candidate))
-        if real != real_root and real_root not in real.parents:
-            raise SandboxPathError(
-                f"The path {path!r} resolves to {real}, outside the session root "
-                f"{real_root}; use a path inside the root (relative paths resolve "
-                "against it)."
-            )
-        return real
+    async def _confined(self, operation: Callable[..., _T], path: str, *args: Any) -> _T:
+        self._resource.check_usable()
+        return await anyio.to_thread.run_sync(_guarded, operation, path, path, *args)
 
     # -- files ---------------------------------------------------------------------
 
     async def read_binary_file(self, path: str) -> bytes | None:
-        """Read a file's bytes.
+        """Read a regular file's bytes.
 
         Args:
             path: Relative to the session root, or absolute inside it.
@@ -271,43 +240,17 @@ class LocalSandboxSessionBase:
             The bytes, or ``None`` when the file does not exist.
 
         Raises:
-            SandboxPathError: The path resolves outside the session root.
-            SandboxError: The path is a directory or cannot be read.
+            SandboxPathError: The path resolves outside the session root, or the file has
+                more than one hard link.
+            SandboxError: The path is a directory, FIFO, device or socket, or cannot be read.
         """
-        self._resource.check_usable()
-        real = self._resolve(path)
-        return await anyio.to_thread.run_sync(_read_bytes, real, path)
-
-    async def read_text_file(
-        self,
-        path: str,
-        *,
-        start_line: int | None = None,
-        end_line: int | None = None,
-        encoding: str = "utf-8",
-    ) -> str | None:
-        """Read a text file, optionally only lines ``start_line..end_line`` (1-based, inclusive).
-
-        Args:
-            path: Relative to the session root, or absolute inside it.
-            start_line: First line (clamped to at least 1).
-            end_line: Last line (clamped to the line count).
-            encoding: The file's encoding; undecodable bytes become U+FFFD.
-
-        Returns:
-            The text, or ``None`` when the file does not exist.
-
-        Raises:
-            SandboxPathError: The path resolves outside the session root.
-            SandboxError: The path is a directory or cannot be read.
-        """
-        data = await self.read_binary_file(path)
-        if data is None:
-            return None
-        return extract_lines(data.decode(encoding, "replace"), start_line, end_line)
+        return await self._confined(self._resource.confined.read, path)
 
     async def write_binary_file(self, path: str, content: bytes) -> None:
         """Write bytes, creating parent directories and replacing any existing file.
+
+        The file is replaced (a new file renamed over the name), never written through:
+        a hard link to a file outside the root stays untouched.
 
         Args:
             path: Relative to the session root, or absolute inside it.
@@ -317,9 +260,7 @@ class LocalSandboxSessionBase:
             SandboxPathError: The path resolves outside the session root.
             SandboxError: The file cannot be written (for example a parent is a file).
         """
-        self._resource.check_usable()
-        real = self._resolve(path)
-        await anyio.to_thread.run_sync(_write_bytes, real, bytes(content), path)
+        await self._confined(self._resource.confined.write, path, bytes(content))
 
     async def make_directory(self, path: str) -> None:
         """Create a directory and its parents (``mkdir -p``) without starting a shell.
@@ -330,36 +271,9 @@ class LocalSandboxSessionBase:
             SandboxPathError: The path resolves outside the session root.
             SandboxError: The directory cannot be created (for example a parent is a file).
         """
-        self._resource.check_usable()
-        real = self._resolve(path)
-        await anyio.to_thread.run_sync(_make_directory, real, path)
-
-    async def write_text_file(self, path: str, content: str, *, encoding: str = "utf-8") -> None:
-        """Write text (no newline translation), creating parent directories.
-
-        Args:
-            path: Relative to the session root, or absolute inside it.
-            content: The text to write.
-            encoding: How to encode it.
-
-        Raises:
-            SandboxPathError: The path resolves outside the session root.
-            SandboxError: The file cannot be written.
-        """
-        await self.write_binary_file(path, content.encode(encoding))
+        await self._confined(self._resource.confined.make_directory, path)
 
     # -- processes -----------------------------------------------------------------
-
-    def _working_directory(self, working_directory: str | None) -> Path:
-        if working_directory is None:
-            return self._resource.root
-        real = self._resolve(working_directory)
-        if not real.is_dir():
-            raise SandboxError(
-                f"The working directory {working_directory!r} ({real}) does not exist or is "
-                "not a directory; create it first (for example with run('mkdir -p ...'))."
-            )
-        return real
 
     async def _start(
         self,
@@ -371,127 +285,55 @@ class LocalSandboxSessionBase:
         self._resource.check_usable()
         if abort is not None and abort.is_set():
             raise aborted_error(command)
-        cwd = self._working_directory(working_directory)
+        cwd = (
+            str(self._resource.root)
+            if working_directory is None
+            else await self._confined(self._resource.confined.directory, working_directory)
+        )
         base = dict(self._resource.base_env if self._resource.base_env is not None else os.environ)
         # The host's PWD names the host's directory; shells trust a matching PWD.
-        base["PWD"] = str(cwd)
+        base["PWD"] = cwd
+        tree_marker = marker(self._resource.token, uuid.uuid4().hex[:16])
+        environment = merge_env(base, env)
+        environment[MARKER_VARIABLE] = tree_marker
         process = await anyio.open_process(
             [*self._resource.shell, command],
             cwd=cwd,
-            env=merge_env(base, env),
+            env=environment,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-        handle = LocalSandboxProcess(process, command=command, resource=self._resource, abort=abort)
+        handle = LocalSandboxProcess(
+            process, command=command, resource=self._resource, abort=abort, tree_marker=tree_marker
+        )
         self._resource.processes.add(handle)
         return handle
 
-    async def run(
-        self,
-        command: str,
-        *,
-        working_directory: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        abort: anyio.Event | None = None,
-    ) -> RunResult:
-        """Run ``command`` with the shell and collect its output.
 
-        Args:
-            command: A shell command line.
-            working_directory: Where to run it (default: the session root).
-            env: Variables merged over the base environment (these win).
-            timeout: Seconds before the command and its children are killed.
-            abort: Kills the command and its children when set.
-
-        Returns:
-            Exit code, stdout and stderr; a non-zero exit is not an exception.
-
-        Raises:
-            SandboxTimeoutError: The timeout passed.
-            SandboxAbortedError: ``abort`` was set.
-            SandboxPathError: ``working_directory`` resolves outside the session root.
-            SandboxError: The session is stopped, or the working directory is missing.
-        """
-        process = await self._start(command, working_directory, env, abort)
-        return await collect_process(
-            process,
-            command=command,
-            time_limit=timeout,
-            abort=abort,
-            kill_timeout=self._resource.kill_timeout,
-        )
-
-    async def spawn(
-        self,
-        command: str,
-        *,
-        working_directory: str | None = None,
-        env: Mapping[str, str] | None = None,
-        abort: anyio.Event | None = None,
-    ) -> LocalSandboxProcess:
-        """Start ``command`` and return at once with a handle streaming its output.
-
-        Args:
-            command: A shell command line.
-            working_directory: Where to run it (default: the session root).
-            env: Variables merged over the base environment (these win).
-            abort: Kills the command and its children when set; ``wait()`` then raises
-                :class:`~harness_testkit.spec.SandboxAbortedError`.
-
-        Returns:
-            The process handle.
-
-        Raises:
-            SandboxAbortedError: ``abort`` was already set.
-            SandboxError: The session is stopped, or the working directory is missing.
-        """
-        process = await self._start(command, working_directory, env, abort)
-        if abort is not None:
-            start_detached(process.watch_abort)
-        return process
-
-
-class LocalSandboxSession(LocalSandboxSessionBase):
+class LocalSandboxSession(
+    NetworkSessionBase[_SessionResource, LocalSandboxProcess, LocalSandboxSessionBase],
+    LocalSandboxSessionBase,
+):
     """A local session with identity and lifecycle (a ``NetworkSandboxSession``)."""
 
-    @property
-    def id(self) -> str:
-        """The session id: :meth:`LocalSandboxProvider.resume_session` finds it by this."""
-        return self._resource.session_id
+    _restricted_class = LocalSandboxSessionBase
 
     @property
     def default_working_directory(self) -> str:
         """The session root, an absolute host path."""
         return str(self._resource.root)
 
-    @property
-    def ports(self) -> Sequence[int]:
-        """Always empty: a local session exposes no ports."""
-        return ()
-
-    async def get_port_endpoint(
-        self, port: int, protocol: Literal["http", "https", "ws"] | None = None
-    ) -> PortEndpoint:
-        """Always raises: local sessions expose no ports.
-
-        Raises:
-            HarnessCapabilityUnsupportedError: Always, naming the port.
-        """
-        raise HarnessCapabilityUnsupportedError(
-            f"Port {port} is not exposed: local sandbox sessions expose no ports "
-            "(exposed ports: []). Use a sandbox provider that exposes ports for bridge "
-            "adapters."
+    def _unexposed_reason(self) -> str:
+        return (
+            "local sandbox sessions expose no ports; use a sandbox provider that exposes "
+            "ports for bridge adapters"
         )
 
-    def restricted(self) -> LocalSandboxSessionBase:
-        """The bare session over the same directory, without lifecycle members."""
-        return LocalSandboxSessionBase(self._resource)
-
     async def _kill_all(self) -> None:
-        for process in list(self._resource.processes):
-            await process.aclose()
-        self._resource.processes.clear()
+        await self._release_processes()
+        # Descendants of processes whose handles are already closed (or that another
+        # provider instance started in this directory) carry the session's marker.
+        await anyio.to_thread.run_sync(sweep, f"{self._resource.token}/")
 
     async def stop(self) -> None:
         """Kill every process this session started and mark it stopped; idempotent.
@@ -575,7 +417,7 @@ class LocalSandboxProvider:
 
     def _session(self, session_id: str, root: Path) -> LocalSandboxSession:
         return LocalSandboxSession(
-            _SessionResource(
+            _SessionResource.open(
                 session_id=session_id,
                 root=root,
                 shell=self._shell,
@@ -707,50 +549,6 @@ class LocalSandboxProvider:
 
 
 # -- blocking helpers (run in worker threads) -------------------------------------------
-
-
-def _read_bytes(real: Path, shown: str) -> bytes | None:
-    try:
-        return real.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except IsADirectoryError as error:
-        raise SandboxError(
-            f"Cannot read {shown!r}: it is a directory; pass the path of a file."
-        ) from error
-    except OSError as error:
-        raise SandboxError(f"Cannot read {shown!r} ({real}): {error.strerror}.") from error
-
-
-def _make_directory(real: Path, shown: str) -> None:
-    try:
-        real.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError) as error:
-        raise SandboxError(
-            f"Cannot create directory {shown!r}: {real} or a parent is a file; "
-            "remove it or pick another path."
-        ) from error
-    except OSError as error:
-        raise SandboxError(
-            f"Cannot create directory {shown!r} ({real}): {error.strerror}."
-        ) from error
-
-
-def _write_bytes(real: Path, content: bytes, shown: str) -> None:
-    try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        real.write_bytes(content)
-    except IsADirectoryError as error:
-        raise SandboxError(
-            f"Cannot write {shown!r}: it is a directory; pass the path of a file."
-        ) from error
-    except (FileExistsError, NotADirectoryError) as error:
-        raise SandboxError(
-            f"Cannot write {shown!r}: a parent of {real} is a file, not a directory; "
-            "remove it or pick another path."
-        ) from error
-    except OSError as error:
-        raise SandboxError(f"Cannot write {shown!r} ({real}): {error.strerror}.") from error
 
 
 def _remove_tree(path: Path) -> None:

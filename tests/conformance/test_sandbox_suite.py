@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness_testkit.conformance._sandbox_model import skip_reason
 from harness_testkit.conformance._sandbox_suite import (
     SANDBOX_CHECKS,
     SandboxCapabilities,
@@ -28,19 +29,24 @@ LOCAL_CAPABILITIES = SandboxCapabilities(
     kills_process_tree=True,
     host_directory=True,
 )
+#: The suite's Docker provider has a small workspace so the quota check stays fast.
+DOCKER_WORKSPACE_MIB = 8
 DOCKER_CAPABILITIES = SandboxCapabilities(
     resume=True,
     snapshots=True,
     kills_process_tree=True,
     network_isolation=True,
     resource_limits=True,
+    protects_system_files=True,
+    disk_quota=DOCKER_WORKSPACE_MIB << 20,
 )
+CAPABILITIES = {"local": LOCAL_CAPABILITIES, "docker": DOCKER_CAPABILITIES}
 
 
 @pytest.fixture(scope="session")
 def suite_docker_provider() -> Iterator[DockerSandboxProvider]:
     """The Docker provider of the suite run; leaks fail the run."""
-    provider = docker_provider_or_skip()
+    provider = docker_provider_or_skip(workspace_size=f"{DOCKER_WORKSPACE_MIB}m")
     yield provider
     finish_docker_provider(provider)
 
@@ -66,7 +72,7 @@ def sandbox_target(request: pytest.FixtureRequest, tmp_path: Path) -> SandboxTar
     return SandboxTarget(
         provider=docker,
         capabilities=DOCKER_CAPABILITIES,
-        fresh_provider=DockerSandboxProvider,
+        fresh_provider=lambda: DockerSandboxProvider(workspace_size=f"{DOCKER_WORKSPACE_MIB}m"),
         max_examples=6,
         replay="pytest tests/conformance/test_sandbox_suite.py -k 'docker and {check}'",
     )
@@ -75,11 +81,26 @@ def sandbox_target(request: pytest.FixtureRequest, tmp_path: Path) -> SandboxTar
 @pytest.mark.anyio
 @pytest.mark.parametrize("check", SANDBOX_CHECKS, ids=lambda check: check.name)
 async def test_sandbox_check(check: SandboxCheck, sandbox_target: SandboxTarget) -> None:
-    """Each check passes, or is skipped for a capability the provider does not claim."""
-    try:
-        await run_sandbox_check(check, sandbox_target)
-    except SandboxCheckSkipped as skipped:
-        pytest.skip(str(skipped))
+    """Each check passes; a check of an unclaimed capability must be skipped by the suite."""
+    if skip_reason(check, sandbox_target.capabilities) is not None:
+        with pytest.raises(SandboxCheckSkipped):
+            await run_sandbox_check(check, sandbox_target)
+        return
+    await run_sandbox_check(check, sandbox_target)
+
+
+def test_claimed_capabilities_leave_nothing_unchecked() -> None:
+    """Every capability a kit provider claims has checks, and the kit providers claim
+    everything they enforce: only the capabilities named here stay unclaimed."""
+    unclaimed = {
+        "local": {"network_isolation", "resource_limits", "protects_system_files", "disk_quota"},
+        "docker": {"path_confinement", "host_directory"},
+    }
+    for provider, capabilities in CAPABILITIES.items():
+        claimed = {name for name in SandboxCapabilities.names() if getattr(capabilities, name)}
+        assert claimed | unclaimed[provider] == set(SandboxCapabilities.names()), provider
+        for name in claimed - {"host_directory"}:
+            assert any(check.capability == name for check in SANDBOX_CHECKS), name
 
 
 def test_every_check_names_its_requirement_or_capability() -> None:

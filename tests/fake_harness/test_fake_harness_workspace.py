@@ -165,3 +165,26 @@ def test_glob_translation(pattern: str, matches: list[str], misses: list[str]) -
     regex = re.compile(glob_to_regex(pattern))
     assert all(regex.match(path) for path in matches)
     assert not any(regex.match(path) for path in misses)
+
+
+@pytest.mark.requirement("SANDBOX-032")
+async def test_grep_and_glob_refuse_paths_outside_the_sandbox(sandbox: SandboxEnv) -> None:
+    """The search built-ins confine their path as the file API does (issue 15)."""
+    ws = _workspace(sandbox)
+    await ws.execute("write", {"file_path": "inside.txt", "content": "root:x\n"}, None)
+    linked = await sandbox.session.run("ln -s /etc etc-link", working_directory=sandbox.work_dir)
+    assert linked.exit_code == 0
+    for tool, path in (
+        ("grep", "/etc"),
+        ("grep", "/etc/passwd"),
+        ("glob", "/etc"),
+        ("grep", "../../../../../../etc"),
+        ("glob", "etc-link"),
+    ):
+        tool_input = {"pattern": "root" if tool == "grep" else "*", "path": path}
+        outcome = await ws.execute(tool, dict(tool_input), None)
+        assert outcome["isError"], (tool, path, outcome)
+        assert "outside" in str(outcome["result"]), outcome
+    inside = await ws.execute("grep", {"pattern": "root", "path": "."}, None)
+    assert inside["isError"] is False
+    assert "inside.txt" in str(inside["result"])

@@ -9,6 +9,7 @@ run fails loudly.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import anyio
 import pytest
@@ -19,9 +20,9 @@ from harness_testkit.spec import SandboxUnavailableError
 __all__ = ["docker_provider_or_skip", "finish_docker_provider"]
 
 
-def docker_provider_or_skip() -> DockerSandboxProvider:
+def docker_provider_or_skip(**options: Any) -> DockerSandboxProvider:
     """A Docker provider with its image ready, or skip (fail under ``CI=true``)."""
-    provider = DockerSandboxProvider()
+    provider = DockerSandboxProvider(**options)
     try:
         # Builds the sandbox image on first use, under a lock file (xdist-safe).
         anyio.run(provider.ensure_image)

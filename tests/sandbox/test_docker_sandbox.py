@@ -143,6 +143,59 @@ async def test_absolute_paths_and_symlinks(docker_provider: DockerSandboxProvide
 
 @pytest.mark.docker
 @pytest.mark.anyio
+@pytest.mark.requirement("SANDBOX-039")
+@pytest.mark.requirement("SANDBOX-040")
+async def test_read_only_root_with_a_size_limited_workspace(
+    docker_provider: DockerSandboxProvider,
+) -> None:
+    provider = DockerSandboxProvider(workspace_size="4m", client=docker_provider._connect())
+    session = await provider.create_session(session_id=f"quota-{uuid.uuid4().hex[:8]}")
+    try:
+        host = docker_provider._api.inspect_container(session.container_name)["HostConfig"]
+        assert host["ReadonlyRootfs"] is True
+        assert "size=4m" in host["Tmpfs"]["/workspace"]
+        assert set(host["Tmpfs"]) == {"/workspace", "/tmp", "/home/sandbox"}
+        with pytest.raises(SandboxError, match="read-only root filesystem"):
+            await session.write_text_file("/etc/passwd", "root::0:0::/:/bin/sh\n")
+        with pytest.raises(SandboxError, match="workspace quota is exhausted"):
+            await session.write_binary_file("big.bin", b"\0" * (5 << 20))
+        await session.run("rm -f big.bin")
+        # The workspace is its own filesystem: no hard link to a system file can exist in it.
+        linked = await session.run("ln /etc/passwd hard-link")
+        assert linked.exit_code != 0
+        await session.write_text_file("fits.txt", "fine")
+        assert await session.read_text_file("fits.txt") == "fine"
+        # Stopping pauses the container: the tmpfs workspace survives a resume.
+        await session.stop()
+        resumed = await provider.resume_session(session.id)
+        assert await resumed.read_text_file("fits.txt") == "fine"
+    finally:
+        await session.destroy()
+        await provider.aclose()
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
+async def test_engine_errors_are_named(docker_provider: DockerSandboxProvider) -> None:
+    session = await docker_provider.create_session(session_id=f"errors-{uuid.uuid4().hex[:8]}")
+    try:
+        too_long = "x" * 5000
+        assert await session.read_binary_file(too_long) is None  # no such file can exist
+        with pytest.raises(SandboxError, match="too long") as raised:
+            await session.write_text_file(too_long, "x")
+        assert "Server Error" not in str(raised.value)
+        assert "http+docker" not in str(raised.value)
+        docker_provider._api.remove_container(session.container_name, force=True)
+        with pytest.raises(SandboxError) as gone:
+            await session.write_text_file("after.txt", "x")
+        assert "http+docker" not in str(gone.value)
+        assert session.container_name in str(gone.value) or "could not" in str(gone.value)
+    finally:
+        await session.destroy()
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
 async def test_resume_starts_a_stopped_container_from_another_process(
     docker_provider: DockerSandboxProvider,
 ) -> None:
