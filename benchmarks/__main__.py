@@ -4,7 +4,8 @@ Options: ``--quick`` (a short run), ``--out PATH`` (default ``benchmarks/results
 ``--only NAME`` (repeatable or comma-separated; names: agent, scaling, continuations,
 concurrency, sandbox, suite, official), ``--official`` (the comparison with the official
 TypeScript agent; needs Node.js 20+; exit status 2 without it), ``--scale FACTOR``
-(multiplies the workload sizes of ``scaling`` and ``official``; for smoke runs).
+(multiplies the scripted-adapter workload sizes of ``agent``, ``scaling`` and
+``official``; for smoke runs).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=1.0,
         metavar="FACTOR",
-        help="multiply the workload sizes of scaling and official (smoke runs; default 1)",
+        help="multiply the scripted workload sizes of agent, scaling, official (smoke runs)",
     )
     parser.add_argument(
         "--only",
@@ -104,7 +105,7 @@ def _targets_table(sections: Sequence[Section]) -> Table:
         table.add_column(header, justify="left" if header == "target" else "right")
     for section in sections:
         for target in section.targets:
-            measured = "-" if target.measured is None else f"{target.measured:.2f}{target.unit}"
+            measured = "-" if target.measured is None else f"{target.measured:.3g}{target.unit}"
             status = "[green]met[/green]" if target.met else "[red]missed[/red]"
             table.add_row(target.id, measured, target.bound, status)
     return table
