@@ -100,7 +100,11 @@ def _finish(output: int) -> dict[str, Any]:
 
 def text_turn(deltas: int) -> list[dict[str, Any]]:
     """One step: a text block of ``deltas`` deltas, ``finish-step``, ``finish``."""
-    return [*_text_block("txt-0", deltas), _finish_step("stop", "end_turn", deltas), _finish(deltas)]
+    return [
+        *_text_block("txt-0", deltas),
+        _finish_step("stop", "end_turn", deltas),
+        _finish(deltas),
+    ]
 
 
 def short_turn() -> list[dict[str, Any]]:
@@ -379,7 +383,9 @@ class _Session:
         return None
 
     async def do_compact(self, custom_instructions: str | None = None) -> None:
-        raise HarnessCapabilityUnsupportedError("no compaction", harness_id=self._adapter.harness_id)
+        raise HarnessCapabilityUnsupportedError(
+            "no compaction", harness_id=self._adapter.harness_id
+        )
 
 
 class ScriptedAdapter:
