@@ -159,6 +159,9 @@ def _sessions(section: Section, runs: int, levels: list[int], *, full: bool) -> 
         order = levels if number % 2 == 0 else list(reversed(levels))
         for level in order:
             samples[level].append(_sessions_child(level))
+    if any("rss_growth_bytes" not in run.extra for runs_of in samples.values() for run in runs_of):
+        section.notes.append("no RSS figures: /proc/self/status is not readable (not Linux)")
+        return
     rss: dict[int, float] = {}
     cpu: dict[int, float] = {}
     for level in levels:
