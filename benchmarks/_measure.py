@@ -30,6 +30,7 @@ __all__ = [
     "Target",
     "hot_path",
     "interleave",
+    "interleave_sync",
     "machine",
     "median",
     "memory_status",
@@ -143,6 +144,24 @@ async def interleave(
     return samples
 
 
+def interleave_sync(
+    rounds: int,
+    variants: Sequence[tuple[str, Callable[[], Sample]]],
+    *,
+    warmup: int = 1,
+) -> dict[str, list[Sample]]:
+    """:func:`interleave` for variants that run their own event loop (or another process)."""
+    samples: dict[str, list[Sample]] = {name: [] for name, _ in variants}
+    for number in range(warmup + rounds):
+        order = list(variants) if number % 2 == 0 else list(reversed(variants))
+        for name, run in order:
+            gc.collect()
+            sample = run()
+            if number >= warmup:
+                samples[name].append(sample)
+    return samples
+
+
 # -- memory -------------------------------------------------------------------------------
 
 
@@ -187,9 +206,10 @@ class Target:
     Attributes:
         id: Stable id (``agent.overhead.text-heavy``).
         description: What is compared, in one sentence.
-        limit: The bound the measurement must not exceed.
+        limit: The bound: a ceiling, or a floor with ``at_least``.
         measured: The measurement (``None`` when it could not be taken).
         unit: ``x`` for ratios, ``MiB`` ...
+        at_least: The limit is a floor (a speed-up), not a ceiling.
     """
 
     id: str
@@ -197,11 +217,19 @@ class Target:
     limit: float
     measured: float | None
     unit: str
+    at_least: bool = False
 
     @property
     def met(self) -> bool:
-        """Whether the measurement is at most the limit."""
-        return self.measured is not None and self.measured <= self.limit
+        """Whether the measurement is on the right side of the limit (or equal to it)."""
+        if self.measured is None:
+            return False
+        return self.measured >= self.limit if self.at_least else self.measured <= self.limit
+
+    @property
+    def bound(self) -> str:
+        """``<= 3x`` or ``>= 2x``."""
+        return f"{'>=' if self.at_least else '<='} {self.limit:g}{self.unit}"
 
     def to_json(self, section: str) -> dict[str, Any]:
         """The JSON form (with ``met`` and the section it belongs to)."""
@@ -287,6 +315,8 @@ def machine() -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "memory_total_mib": _total_memory_mib(),
+        # other processes on the machine while the benchmark ran (1, 5, 15 minutes)
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "commit": None if commit is None else commit + ("-dirty" if dirty else ""),
     }
 

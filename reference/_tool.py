@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import json
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -217,27 +217,48 @@ def _validate(schema: Any, value: Any) -> None:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         schema.model_validate(value)
         return
-    validate_json_schema(value, dict(schema))
+    validate_json_schema(value, schema)
 
 
-@functools.lru_cache(maxsize=512)
-def _validator(schema_json: str) -> Any:
-    # Checking a schema against its metaschema costs more than validating an input;
-    # tools keep their schemas, so build each validator once.
-    schema = json.loads(schema_json)
-    validator_cls = jsonschema.validators.validator_for(schema)
-    validator_cls.check_schema(schema)
-    return validator_cls(schema)
+#: Validators keyed by the identity of the schema mapping a tool holds (``Tool`` and
+#: ``BuiltinTool`` keep theirs for their lifetime), least recently used last out. Each
+#: entry keeps its schema alive, so an id is never reused while its entry exists.
+_VALIDATORS: OrderedDict[int, tuple[Mapping[str, Any], Any]] = OrderedDict()
+_VALIDATOR_CACHE_SIZE = 1024
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    # Checking a schema against its metaschema costs more than validating an input, and
+    # serialising it to a cache key on every call costs about as much: build each
+    # tool's validator once, found again by the identity of the tool's schema.
+    key = id(schema)
+    entry = _VALIDATORS.get(key)
+    if entry is not None and entry[0] is schema:
+        _VALIDATORS.move_to_end(key)
+        return entry[1]
+    plain = dict(schema)
+    validator_cls = jsonschema.validators.validator_for(plain)
+    validator_cls.check_schema(plain)
+    validator = validator_cls(plain)
+    _VALIDATORS[key] = (schema, validator)
+    if len(_VALIDATORS) > _VALIDATOR_CACHE_SIZE:
+        _VALIDATORS.popitem(last=False)
+    return validator
 
 
 def validate_json_schema(value: Any, schema: Mapping[str, Any]) -> None:
-    """``jsonschema.validate`` with a cached validator per schema.
+    """``jsonschema.validate`` with a validator cached per schema object.
+
+    Valid input is decided by ``is_valid`` alone; only invalid input pays for the error
+    search.
 
     Raises:
         jsonschema.ValidationError: the best-matching error, as ``jsonschema.validate``.
         jsonschema.SchemaError: the schema itself is invalid.
     """
-    validator = _validator(json.dumps(schema, sort_keys=True, default=str))
+    validator = _validator(schema)
+    if validator.is_valid(value):
+        return
     error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is not None:
         raise error

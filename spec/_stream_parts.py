@@ -380,6 +380,43 @@ STREAM_PART_TYPES: tuple[str, ...] = union_types(StreamPart)
 _STREAM_PART_ADAPTER: TypeAdapter[StreamPart] = TypeAdapter(StreamPart)
 
 
+#: The delta types (most parts of a turn) and the name of their metadata field; their
+#: fields are ``type``, ``id``, ``delta`` and that metadata, in this order.
+_DELTA_MODELS: dict[str, tuple[type[WireModel], str]] = {
+    "text-delta": (TextDeltaPart, "harness_metadata"),
+    "reasoning-delta": (ReasoningDeltaPart, "harness_metadata"),
+    "tool-input-delta": (ToolInputDeltaPart, "provider_metadata"),
+}
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _plain_delta(obj: dict[str, Any]) -> WireModel | None:
+    """The part for a delta dict of exactly ``type``, ``id`` and ``delta`` (both ``str``).
+
+    This is the shape almost every part of a turn has, and the validator accepts it
+    unchanged; building the model directly costs about a third less than validating it.
+    Any other dict (a missing or extra key, metadata, a ``str`` subclass, a number)
+    returns ``None`` and goes through the validator, so an invalid part fails with the
+    validator's own error.
+    """
+    kind = obj.get("type")
+    if len(obj) != 3 or type(kind) is not str:
+        return None
+    entry = _DELTA_MODELS.get(kind)
+    block_id = obj.get("id")
+    delta = obj.get("delta")
+    if entry is None or type(block_id) is not str or type(delta) is not str:
+        return None
+    model, metadata = entry
+    part = _new(model)
+    _set(part, "__dict__", {"type": kind, "id": block_id, "delta": delta, metadata: None})
+    _set(part, "__pydantic_fields_set__", {"type", "id", "delta"})
+    _set(part, "__pydantic_extra__", None)
+    _set(part, "__pydantic_private__", None)
+    return part
+
+
 def parse_stream_part(obj: object) -> StreamPart:
     """Validate a harness stream part given as a wire dict (or a model).
 
@@ -397,4 +434,8 @@ def parse_stream_part(obj: object) -> StreamPart:
     """
     if isinstance(obj, WireModel):
         obj = obj.to_wire()
+    elif type(obj) is dict:
+        part = _plain_delta(obj)
+        if part is not None:
+            return part  # type: ignore[return-value]
     return _STREAM_PART_ADAPTER.validate_python(obj, by_alias=True, by_name=False)

@@ -4,13 +4,41 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=env,
+    )
+
+
+def _check_targets(results: dict[str, Any], section: str) -> None:
+    for target in results["targets"]:
+        assert target["section"] == section
+        assert _positive(target["limit"])
+        assert _positive(target["measured"])
+        assert isinstance(target["met"], bool)
+        if target["at_least"]:
+            assert target["met"] == (target["measured"] >= target["limit"])
+        else:
+            assert target["met"] == (target["measured"] <= target["limit"])
 
 
 def _numbers_named(value: Any, suffix: str, path: str = "") -> Iterator[tuple[str, Any]]:
@@ -38,16 +66,9 @@ def _positive(value: Any) -> bool:
 
 def test_quick_agent_benchmark_writes_valid_results(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--only", "agent", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = _run("--quick", "--scale", "0.1", "--only", "agent", "--out", str(out))
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "Agent throughput" in done.stdout  # the rich table was printed
+    assert "Agent overhead" in done.stdout  # the rich table was printed
 
     results = json.loads(out.read_text(encoding="utf-8"))
     assert results["schema_version"] == 1
@@ -58,8 +79,18 @@ def test_quick_agent_benchmark_writes_valid_results(tmp_path: Path) -> None:
 
     agent = results["benchmarks"]["agent"]
     assert {"title", "seconds", "rows", "targets", "notes"} <= agent.keys()
-    assert [row["script"] for row in agent["rows"]] == ["text-heavy", "tool-heavy"]
-    for row in agent["rows"]:
+    assert [(row["script"], row["baseline"]) for row in agent["rows"]] == [
+        ("text-heavy", "minimal adapter"),
+        ("tool-heavy", "minimal adapter"),
+        ("text-heavy", "fake harness"),
+        ("tool-heavy", "fake harness"),
+    ]
+    for row in agent["rows"][:2]:
+        # the agent adds start/start-step per turn and per step: it never has fewer parts
+        assert row["agent_parts_per_turn"] >= row["baseline_parts_per_turn"] > 0
+        for key in ("baseline_cpu_ms_per_turn", "agent_cpu_ms_per_turn", "overhead_cpu_ratio"):
+            assert _positive(row[key]), (key, row[key])
+    for row in agent["rows"][2:]:
         for key in (
             "fake_parts_per_second",
             "agent_parts_per_second",
@@ -76,15 +107,72 @@ def test_quick_agent_benchmark_writes_valid_results(tmp_path: Path) -> None:
         assert _positive(value), (where, value)
 
     assert [target["id"] for target in results["targets"]] == [
+        "agent.overhead.minimal.text-heavy",
+        "agent.overhead.minimal.tool-heavy",
         "agent.overhead.text-heavy",
         "agent.overhead.tool-heavy",
     ]
-    for target in results["targets"]:
-        assert target["section"] == "agent"
-        assert target["unit"] == "x"
-        assert _positive(target["limit"])
-        assert _positive(target["measured"])
-        assert isinstance(target["met"], bool)
-        assert target["met"] == (target["measured"] <= target["limit"])
+    assert {target["unit"] for target in results["targets"]} == {"x"}
+    _check_targets(results, "agent")
     assert all(isinstance(note, str) and note for note in results["notes"])
-    assert len(results["notes"]) >= sum(1 for t in results["targets"] if not t["met"])
+    fake_missed = sum(1 for t in results["targets"][2:] if not t["met"])
+    assert len(results["notes"]) >= fake_missed
+
+
+def test_scaling_benchmark_reports_growth_and_rss_slope(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("--quick", "--scale", "0.02", "--only", "scaling", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["scale"] == 0.02
+    rows = results["benchmarks"]["scaling"]["rows"]
+    deltas = [row for row in rows if "deltas" in row]
+    assert [row["deltas"] for row in deltas] == [20, 200, 2000]
+    assert all(_positive(row["cpu_us_per_delta"]) for row in deltas)
+    (growth,) = [row for row in rows if "delta_cost_growth_ratio" in row]
+    assert _positive(growth["delta_cost_growth_ratio"])
+    sessions = [row for row in rows if "sessions" in row]
+    assert [row["sessions"] for row in sessions] == [2, 20]
+    assert all(row["rss_mib_per_session"] >= 0 for row in sessions)
+    (slope,) = [row for row in rows if "rss_slope_mib_per_session" in row]
+    assert _positive(slope["session_cost_growth_ratio"])
+    ids = [target["id"] for target in results["targets"]]
+    assert ids == ["scaling.per-delta-cost", "scaling.rss-per-session.20"]
+
+
+def test_official_without_node_exits_2_and_says_why(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    done = _run(
+        "--official", "--out", str(tmp_path / "r.json"), env={**os.environ, "PATH": str(empty)}
+    )
+    assert done.returncode == 2
+    assert "node is not on PATH" in done.stdout
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
+def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("--official", "--quick", "--scale", "0.01", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert list(results["benchmarks"]) == ["official"]
+    section = results["benchmarks"]["official"]
+    assert [row["workload"] for row in section["rows"]] == [
+        "text-heavy",
+        "tool-heavy",
+        "short-turns",
+        "sessions-100",
+        "sessions-1000",
+    ]
+    for row in section["rows"]:
+        # identical wire parts in, identical consumer part counts out
+        assert row["python_consumer_parts_per_turn"] == row["official_consumer_parts_per_turn"]
+        for key in ("python_cpu_ms_per_turn", "official_cpu_ms_per_turn", "speedup_cpu_ratio"):
+            assert _positive(row[key]), (key, row[key])
+    assert any("@ai-sdk/harness 1.0.122" in note for note in results["notes"])
+    speedups = [t for t in results["targets"] if t["id"].startswith("official.speedup.")]
+    assert len(speedups) == 5
+    assert all(target["at_least"] for target in speedups)
+    _check_targets(results, "official")

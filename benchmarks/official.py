@@ -1,0 +1,326 @@
+"""The reference agent next to the official TypeScript agent, on the same five workloads.
+
+``python -m benchmarks --official`` (or ``--only official``). Needs Node.js (20 or newer)
+on ``PATH``; the official agent comes from ``benchmarks/official/`` (its own
+``package.json`` and lockfile pinning ``@ai-sdk/harness`` 1.0.122 and its peers, the
+versions the oracle uses), installed with ``npm ci`` when ``node_modules`` is missing.
+
+Both agents run the scripted adapter of :mod:`benchmarks._scripted` (the Node twin
+receives the very same wire parts as JSON) on an in-memory sandbox. One long-lived
+``node --expose-gc bench.mjs`` process serves the official runs, so its JIT stays warm
+as the Python interpreter does. Every round runs Python on asyncio, Python on trio and
+the official agent once each, alternating the order (ABBA), after one warm-up round;
+each figure is the median over rounds, and each ratio the median of per-round ratios
+(the runs of a round saw the same machine).
+
+Columns: CPU milliseconds per turn (the process's user + system time, which other load
+on a shared machine disturbs less than wall time) and wall milliseconds per turn for both
+agents; the speed-up, official time per turn divided by Python time per turn (above 1:
+Python is faster), in CPU and wall time; trio CPU time over asyncio CPU time; RSS growth
+per session (after a full collection, every session alive) on the session workloads.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from ._measure import REPOSITORY, Column, Sample, Section, Target, interleave_sync, median
+from ._scripted import WORKLOADS, Workload, run_python
+
+__all__ = ["OFFICIAL_DIR", "NodeUnavailable", "OfficialServer", "measure", "node_problem"]
+
+OFFICIAL_DIR = REPOSITORY / "benchmarks" / "official"
+#: The speed-ups the issue asks for (official time per turn over Python's, CPU time).
+SPEEDUP_TARGETS = {
+    "text-heavy": 2.0,
+    "tool-heavy": 4.0,
+    "short-turns": 2.0,
+    "sessions-100": 2.0,
+    "sessions-1000": 2.0,
+}
+#: Trio may cost at most this much more CPU time than asyncio.
+TRIO_LIMIT = 1.15
+NODE_MAJOR = 20
+REQUEST_TIMEOUT = 600.0
+NPM_TIMEOUT = 600.0
+MIB = 1024 * 1024
+
+
+class NodeUnavailable(RuntimeError):
+    """The official benchmark cannot run here (the message says why and what to do)."""
+
+
+def node_problem() -> str | None:
+    """Why the official benchmark cannot run (``None`` when Node 20+ is on ``PATH``)."""
+    node = shutil.which("node")
+    if node is None:
+        return "node is not on PATH; install Node.js 20 or newer to compare with the official agent"
+    try:
+        done = subprocess.run(
+            [node, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"`node --version` failed: {error}"
+    version = done.stdout.strip()
+    try:
+        major = int(version.lstrip("v").split(".")[0])
+    except ValueError:
+        return f"`node --version` printed {version!r}, not a version"
+    if major < NODE_MAJOR:
+        return f"node {version} is too old; the official agent needs Node.js {NODE_MAJOR} or newer"
+    return None
+
+
+def ensure_installed(directory: Path = OFFICIAL_DIR) -> None:
+    """Run ``npm ci`` in ``directory`` when ``@ai-sdk/harness`` is not installed there.
+
+    Raises:
+        NodeUnavailable: npm is missing or ``npm ci`` failed.
+    """
+    if (directory / "node_modules" / "@ai-sdk" / "harness" / "package.json").is_file():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise NodeUnavailable(f"npm is not on PATH; run `npm ci` in {directory} by hand")
+    try:
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as error:
+        raise NodeUnavailable(f"`npm ci` in {directory} took over {NPM_TIMEOUT:.0f} s") from error
+    if done.returncode != 0:
+        raise NodeUnavailable(
+            f"`npm ci` in {directory} failed (exit {done.returncode}): {done.stderr[-1500:]}"
+        )
+
+
+class OfficialServer:
+    """The ``bench.mjs`` process: one JSON request per line in, one answer per line out."""
+
+    def __init__(self, directory: Path = OFFICIAL_DIR) -> None:
+        node = shutil.which("node")
+        if node is None:
+            raise NodeUnavailable("node is not on PATH")
+        self._process = subprocess.Popen(
+            [node, "--expose-gc", "bench.mjs"],
+            cwd=directory,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+
+    def request(self, message: dict[str, Any], timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
+        """Send ``message``; return the answer.
+
+        Raises:
+            NodeUnavailable: the process died, timed out or answered ``ok: false``.
+        """
+        process = self._process
+        assert process.stdin is not None
+        assert process.stdout is not None
+        try:
+            process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+        except BrokenPipeError as error:
+            raise NodeUnavailable(f"bench.mjs exited: {self._stderr()}") from error
+        ready, _, _ = select.select([process.stdout], [], [], timeout)
+        if not ready:
+            self.close()
+            raise NodeUnavailable(f"bench.mjs did not answer {message.get('op')!r} in {timeout} s")
+        line = process.stdout.readline()
+        if not line:
+            raise NodeUnavailable(f"bench.mjs exited: {self._stderr()}")
+        answer: dict[str, Any] = json.loads(line)
+        if not answer.get("ok"):
+            raise NodeUnavailable(
+                f"bench.mjs failed on {message.get('op')!r}: {answer.get('error')}"
+            )
+        return answer
+
+    def run(self, workload: Workload, mode: str = "agent") -> Sample:
+        """One official run of a loaded workload, as a :class:`Sample`."""
+        answer = self.request(
+            {"op": "run", "name": workload.name, "mode": mode, **workload.to_json()}
+        )
+        sample = Sample(
+            seconds=answer["seconds"],
+            parts=answer["parts"],
+            turns=answer["turns"],
+            cpu_seconds=answer["cpuSeconds"],
+        )
+        if "rssGrowthBytes" in answer:
+            sample.extra["rss_growth_bytes"] = float(answer["rssGrowthBytes"])
+        return sample
+
+    def _stderr(self) -> str:
+        self.close()
+        assert self._process.stderr is not None
+        return self._process.stderr.read()[-1500:] or "(no stderr)"
+
+    def close(self) -> None:
+        """End the process (closing stdin ends its loop; kill it if it lingers)."""
+        process = self._process
+        if process.poll() is None:
+            try:
+                assert process.stdin is not None
+                process.stdin.close()
+                process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+                process.wait(timeout=10)
+
+    def __enter__(self) -> OfficialServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _per_turn(samples: list[Sample], *, cpu: bool) -> float:
+    values = [
+        (sample.cpu_seconds if cpu and sample.cpu_seconds is not None else sample.seconds)
+        / sample.turns
+        for sample in samples
+    ]
+    return median(values) * 1000
+
+
+def _paired(top: list[Sample], bottom: list[Sample], *, cpu: bool) -> list[float]:
+    """Per-round ratios of time per turn, ``top`` over ``bottom``."""
+
+    def seconds(sample: Sample) -> float:
+        value = sample.cpu_seconds if cpu else sample.seconds
+        assert value is not None
+        return value / sample.turns
+
+    return [seconds(a) / seconds(b) for a, b in zip(top, bottom, strict=True)]
+
+
+def _rss_mib(samples: list[Sample], sessions: int) -> float | None:
+    values = [
+        sample.extra["rss_growth_bytes"] for sample in samples if "rss_growth_bytes" in sample.extra
+    ]
+    return median(values) / sessions / MIB if values else None
+
+
+def measure(quick: bool, scale: float = 1.0) -> Section:
+    """Run the official comparison.
+
+    Args:
+        quick: Three rounds instead of five.
+        scale: Multiplies every workload's size, turns and sessions (a smoke run; the
+            published ratios are at scale 1).
+
+    Returns:
+        The section: one row per workload and its targets; a note and no rows when Node
+        is missing.
+    """
+    section = Section(
+        name="official",
+        title="Python reference agent vs official @ai-sdk/harness agent (same scripted adapter)",
+        columns=[
+            Column("workload", "workload", "{}"),
+            Column("python_cpu_ms_per_turn", "Python CPU ms/turn", "{:.3f}"),
+            Column("official_cpu_ms_per_turn", "official CPU ms/turn", "{:.3f}"),
+            Column("speedup_cpu_ratio", "speed-up (CPU)", "{:.2f}x"),
+            Column("python_wall_ms_per_turn", "Python wall ms/turn", "{:.3f}"),
+            Column("official_wall_ms_per_turn", "official wall ms/turn", "{:.3f}"),
+            Column("speedup_wall_ratio", "speed-up (wall)", "{:.2f}x"),
+            Column("trio_over_asyncio_cpu_ratio", "trio/asyncio CPU", "{:.2f}x"),
+            Column("python_rss_mib_per_session", "Python RSS MiB/session", "{:.3f}"),
+            Column("official_rss_mib_per_session", "official RSS MiB/session", "{:.3f}"),
+        ],
+    )
+    started = time.perf_counter()
+    problem = node_problem()
+    if problem is not None:
+        section.notes.append(f"skipped: {problem}")
+        return section
+    ensure_installed()
+    rounds = 3 if quick else 5
+    with OfficialServer() as server:
+        versions = server.request({"op": "versions"})
+        section.notes.append(
+            f"official: @ai-sdk/harness {versions.get('harness')} on Node {versions.get('node')}"
+            f"; {rounds} rounds after one warm-up, ABBA order"
+            + (f"; workloads scaled by {scale:g} (not the published sizes)" if scale != 1 else "")
+        )
+        for base in WORKLOADS:
+            workload = base.scaled(scale)
+            turn = workload.parts()
+            server.request({"op": "load", "name": workload.name, "turn": turn})
+            samples = interleave_sync(
+                rounds,
+                [
+                    ("asyncio", functools.partial(run_python, workload, turn=turn)),
+                    ("trio", functools.partial(run_python, workload, backend="trio", turn=turn)),
+                    ("official", functools.partial(server.run, workload)),
+                ],
+            )
+            python, trio, official = samples["asyncio"], samples["trio"], samples["official"]
+            speedup_cpu = median(_paired(official, python, cpu=True))
+            row: dict[str, Any] = {
+                "workload": workload.name,
+                "harness_parts_per_turn": len(turn),
+                "turns": workload.turns,
+                "sessions": workload.sessions,
+                "rounds": rounds,
+                "python_consumer_parts_per_turn": python[0].parts / python[0].turns,
+                "official_consumer_parts_per_turn": official[0].parts / official[0].turns,
+                "python_cpu_ms_per_turn": _per_turn(python, cpu=True),
+                "official_cpu_ms_per_turn": _per_turn(official, cpu=True),
+                "trio_cpu_ms_per_turn": _per_turn(trio, cpu=True),
+                "python_wall_ms_per_turn": _per_turn(python, cpu=False),
+                "official_wall_ms_per_turn": _per_turn(official, cpu=False),
+                "speedup_cpu_ratio": speedup_cpu,
+                "speedup_wall_ratio": median(_paired(official, python, cpu=False)),
+                "trio_over_asyncio_cpu_ratio": median(_paired(trio, python, cpu=True)),
+                "speedup_cpu_samples": _paired(official, python, cpu=True),
+            }
+            if workload.sessions > 1:
+                row["python_rss_mib_per_session"] = _rss_mib(python, workload.sessions)
+                row["official_rss_mib_per_session"] = _rss_mib(official, workload.sessions)
+            section.rows.append(row)
+            if row["python_consumer_parts_per_turn"] != row["official_consumer_parts_per_turn"]:
+                section.notes.append(
+                    f"{workload.name}: the agents emitted different numbers of consumer parts "
+                    f"per turn ({row['python_consumer_parts_per_turn']:g} vs "
+                    f"{row['official_consumer_parts_per_turn']:g}); the runs are not like for like"
+                )
+            section.targets.append(
+                Target(
+                    id=f"official.speedup.{workload.name}",
+                    description=(
+                        f"official CPU time per turn over the Python agent's, {workload.name}"
+                    ),
+                    limit=SPEEDUP_TARGETS[base.name],
+                    measured=speedup_cpu,
+                    unit="x",
+                    at_least=True,
+                )
+            )
+            section.targets.append(
+                Target(
+                    id=f"official.trio.{workload.name}",
+                    description=f"Python CPU time per turn on trio over asyncio, {workload.name}",
+                    limit=TRIO_LIMIT,
+                    measured=row["trio_over_asyncio_cpu_ratio"],
+                    unit="x",
+                )
+            )
+    section.seconds = time.perf_counter() - started
+    return section
