@@ -49,6 +49,7 @@ __all__ = ["simulate"]
 _STARTER = "quickstart"
 _EXIT_BAD_SCENARIO = 2
 _EXIT_INTERRUPTED = 130
+_QUIET_FAILURES = 5
 
 
 def _short(value: Any, limit: int = 100) -> str:
@@ -297,7 +298,9 @@ def _load(scenario: Path | None, builtin: str | None) -> LoadedScenario:
     show_default=True,
     help="anyio backend.",
 )
-@click.option("--quiet", is_flag=True, help="No live rendering; only the summary.")
+@click.option(
+    "--quiet", is_flag=True, help="No live rendering; the summary and why sessions failed."
+)
 def simulate(
     scenario: Path | None,
     builtin: str | None,
@@ -379,5 +382,14 @@ def simulate(
         )
         sys.exit(_EXIT_INTERRUPTED)
     _print_summary(console, summary)
+    if quiet:
+        # Nothing was rendered live: say why sessions failed (the first few).
+        failed = [report for report in summary.sessions if report.status == "failed"]
+        for report in failed[:_QUIET_FAILURES]:
+            console.print(
+                f"[red]session {report.session_id} failed:[/] {escape(report.error or '')}"
+            )
+        if len(failed) > _QUIET_FAILURES:
+            console.print(f"... and {len(failed) - _QUIET_FAILURES} more failed sessions")
     if summary.status != "completed":
         sys.exit(1)
