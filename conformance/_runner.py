@@ -21,6 +21,7 @@ import yaml
 
 from harness_testkit import __version__
 
+from ._capabilities import resolve_capabilities
 from ._checks import Check, CheckFailed, CheckSkipped, ordered_checks
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
 from ._report import CheckResult, Report, dump_json, strongest_level
@@ -336,6 +337,9 @@ def run_suite(
         for name in options.expectations.merged(target.expectations).xfail
         if name not in {item.id for item in ordered_checks()}
     ]
+    capabilities = resolve_capabilities(
+        target.factory, target.capabilities, origin="declared fields, the rest inferred"
+    )
     try:
         harness_id = target.factory().harness_id
     except Exception as error:  # the report still names the failure
@@ -349,7 +353,8 @@ def run_suite(
         seed=options.seed,
         sandbox=options.sandbox,
         results=tuple(results),
-        warnings=tuple(warnings),
+        warnings=(*warnings, *(f"capability mismatch: {m}" for m in capabilities.mismatches)),
+        capabilities=capabilities.to_json(),
     )
 
 

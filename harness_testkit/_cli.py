@@ -22,6 +22,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "replay": "harness_testkit.conformance._cli:replay",
     "selftest": "harness_testkit.conformance._selftest:selftest",
     "simulate": "harness_testkit.simulate._cli:simulate",
+    "schemas": "harness_testkit._schemas:schemas",
 }
 
 

@@ -50,6 +50,7 @@ _STARTER = "quickstart"
 _EXIT_BAD_SCENARIO = 2
 _EXIT_INTERRUPTED = 130
 _QUIET_FAILURES = 5
+_SCHEMA_FILE = "scenario.schema.json"
 
 
 def _short(value: Any, limit: int = 100) -> str:
@@ -236,8 +237,17 @@ def _write_example(path: Path, force: bool) -> None:
     if path.exists() and not force:
         raise click.UsageError(f"{path} exists; pass --force to overwrite it.")
     text = builtin_scenario_path(_STARTER).read_text(encoding="utf-8")
+    # The starter's `$schema` names scenario.schema.json next to it: write that too.
+    schema_path = path.with_name(_SCHEMA_FILE)
+    schema = render_json_schema()
+    if schema_path.exists() and not force and schema_path.read_text(encoding="utf-8") != schema:
+        raise click.UsageError(f"{schema_path} exists; pass --force to overwrite it.")
     path.write_text(text, encoding="utf-8")
-    click.echo(f"Wrote {path}. Run it with: harness-testkit simulate {path}")
+    schema_path.write_text(schema, encoding="utf-8")
+    click.echo(
+        f"Wrote {path} (and {schema_path}, its $schema). "
+        f"Run it with: harness-testkit simulate {path}"
+    )
 
 
 def _load(scenario: Path | None, builtin: str | None) -> LoadedScenario:
