@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import yaml
 
 from harness_testkit import __version__
+from harness_testkit.spec import YamlError, load_yaml
 
 from ._capabilities import resolve_capabilities
 from ._checks import Check, CheckFailed, CheckSkipped, ordered_checks
@@ -46,8 +46,8 @@ class Expectations:
             ValueError: naming the file and what is wrong in it.
         """
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as error:
+            data = load_yaml(path.read_text(encoding="utf-8"), source=str(path)) or {}
+        except (OSError, YamlError) as error:
             raise ValueError(f"cannot read expectations file {path}: {error}") from error
         xfail = data.get("xfail", {}) if isinstance(data, dict) else None
         if not isinstance(xfail, dict) or not all(
