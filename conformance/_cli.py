@@ -12,6 +12,7 @@ import click
 from ._capabilities import AdapterCapabilities
 from ._checks import ordered_checks
 from ._context import PROFILES, AdapterTarget, load_target
+from ._hypothesis import DEFAULT_EXAMPLE_DATABASE
 from ._report import Report
 from ._runner import Expectations, RunOptions, load_bundle, run_check, run_suite
 
@@ -21,13 +22,10 @@ __all__ = ["check", "replay"]
 def _load_capabilities(path: Path | None) -> AdapterCapabilities | None:
     if path is None:
         return None
-    import yaml
-
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return AdapterCapabilities.model_validate(data)
-    except Exception as error:
-        raise click.BadParameter(f"{path}: {error}", param_hint="--capabilities") from error
+        return AdapterCapabilities.from_file(path)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--capabilities") from error
 
 
 def self_targets() -> list[AdapterTarget]:
@@ -130,6 +128,7 @@ def check(
                 backend=backend,  # type: ignore[arg-type]
                 bundle_dir=bundle_dir / _slug(target.name),
                 expectations=expectations,
+                example_database=DEFAULT_EXAMPLE_DATABASE,
             )
             report = run_suite(target, options, check_ids=check_ids or None)
             report.print_console()

@@ -24,6 +24,7 @@ from harness_testkit.spec import YamlError, load_yaml
 from ._capabilities import resolve_capabilities
 from ._checks import Check, CheckFailed, CheckSkipped, ordered_checks
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
+from ._hypothesis import database_key, property_settings
 from ._report import CheckResult, Report, dump_json, strongest_level
 
 __all__ = ["Expectations", "RunOptions", "run_check", "run_suite"]
@@ -73,6 +74,8 @@ class RunOptions:
     backend: Backend = "asyncio"
     bundle_dir: Path | None = None
     expectations: Expectations = field(default_factory=Expectations)
+    #: Hypothesis example database (failures replayed first next time); ``None``: none.
+    example_database: Path | None = None
 
     @property
     def profile_settings(self) -> Profile:
@@ -214,7 +217,7 @@ async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
 
 
 def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
-    from hypothesis import HealthCheck, Phase, example, given, settings
+    from hypothesis import example, given
     from hypothesis import seed as hypothesis_seed
 
     assert check.scenarios is not None
@@ -237,16 +240,11 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
     # they run in the order the check lists them.
     for scenario in reversed(check.examples):
         run = example(scenario)(run)
-    run = settings(
-        max_examples=options.profile_settings.max_examples,
-        deadline=None,
-        database=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-    )(run)
+    # The seed first (it turns the database off), then the named profile with the
+    # database; one key per check and adapter (the hook hypothesis' own `find` uses).
     run = hypothesis_seed(options.seed)(run)
+    run = property_settings(options.profile, options.example_database)(run)
+    run._hypothesis_internal_database_key = database_key(check.id, probe.target.name)  # type: ignore[attr-defined]
 
     try:
         run()
