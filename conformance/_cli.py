@@ -12,6 +12,7 @@ import click
 from ._capabilities import AdapterCapabilities
 from ._checks import ordered_checks
 from ._context import PROFILES, AdapterTarget, load_target
+from ._html import write_html
 from ._hypothesis import DEFAULT_EXAMPLE_DATABASE
 from ._report import Report
 from ._runner import Expectations, RunOptions, load_bundle, run_check, run_suite
@@ -76,6 +77,12 @@ def self_targets() -> list[AdapterTarget]:
     help="Markdown report.",
 )
 @click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Self-contained HTML report (several targets side by side).",
+)
+@click.option(
     "--bundle-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("harness-testkit-out/bundles"),
@@ -96,6 +103,7 @@ def check(
     junit_xml: Path | None,
     json_path: Path | None,
     report_path: Path | None,
+    html_path: Path | None,
     bundle_dir: Path,
 ) -> None:
     """Check ADAPTER (package.module:factory) against harness-v1.
@@ -144,6 +152,8 @@ def check(
                 junit_path=_suffixed(junit_xml, suffix),
                 markdown_path=_suffixed(report_path, suffix),
             )
+    if html_path is not None:
+        write_html(html_path, [json.loads(report.to_json()) for report in reports])
     sys.exit(0 if all(report.ok for report in reports) else 1)
 
 

@@ -23,6 +23,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "selftest": "harness_testkit.conformance._selftest:selftest",
     "simulate": "harness_testkit.simulate._cli:simulate",
     "schemas": "harness_testkit._schemas:schemas",
+    "report": "harness_testkit.conformance._html:report",
 }
 
 
