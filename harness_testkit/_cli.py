@@ -24,6 +24,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "simulate": "harness_testkit.simulate._cli:simulate",
     "schemas": "harness_testkit._schemas:schemas",
     "report": "harness_testkit.conformance._html:report",
+    "new-adapter": "harness_testkit.conformance._skeleton:new_adapter",
 }
 
 
