@@ -8,6 +8,8 @@ wired in ``tests/``, and a CI job; the templates live in ``skeleton/``.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from ._capabilities import AdapterCapabilities, shipped_capabilities_schema
 
 __all__ = ["new_adapter", "write_skeleton"]
 
+_INSTALL_TIMEOUT = 600
 _NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 #: Template -> where it goes in the project (``{package}`` is filled in).
@@ -88,10 +91,12 @@ def write_skeleton(name: str, directory: Path) -> list[Path]:
     default=None,
     help="Where to write the project (default: ./NAME).",
 )
-def new_adapter(name: str, directory: Path | None) -> None:
+@click.option("--install", is_flag=True, help="Then pip install it (editable) into this Python.")
+def new_adapter(name: str, directory: Path | None, install: bool) -> None:
     """Write an installable adapter package NAME to start from.
 
-    It passes the black-box tier as written: install it, then check it.
+    It passes the black-box tier as written: install it (``--install`` does, editable,
+    into this Python), then check it.
     """
     target = directory if directory is not None else Path(name)
     try:
@@ -101,8 +106,21 @@ def new_adapter(name: str, directory: Path | None) -> None:
     for path in written:
         click.echo(f"  {path}")
     package = name.replace("-", "_")
-    click.echo(
-        f"\nNext:\n  cd {target}\n  pip install -e '.[test]'\n"
-        f"  harness-testkit check {package}:make_adapter --capabilities capabilities.yaml "
-        "--html report.html\n  pytest"
-    )
+    if install:
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "-e", str(target)]
+        click.echo(f"\n$ {' '.join(command)}")
+        try:
+            completed = subprocess.run(command, timeout=_INSTALL_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise click.ClickException(
+                f"pip install did not finish within {_INSTALL_TIMEOUT} s"
+            ) from None
+        if completed.returncode != 0:
+            raise click.ClickException(f"pip install -e {target} failed (see above)")
+    steps = [] if install else [f"pip install -e '{target}[test]'"]
+    steps += [
+        f"harness-testkit check {package}:make_adapter --capabilities "
+        f"{target / 'capabilities.yaml'} --html report.html",
+        f"cd {target} && pytest",
+    ]
+    click.echo("\nNext:\n" + "\n".join(f"  {step}" for step in steps))

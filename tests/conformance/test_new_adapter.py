@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import sysconfig
@@ -34,50 +35,42 @@ def _throwaway_python(tmp_path: Path) -> Path:
     return python
 
 
-def _run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(
+    python: Path, *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(python), *args], cwd=cwd, capture_output=True, text=True, timeout=900
+        [str(python), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
     )
 
 
 @pytest.mark.slow
 def test_the_skeleton_installs_and_passes_check_and_pytest(tmp_path: Path) -> None:
-    project = tmp_path / "acme-runtime"
-    result = CliRunner().invoke(cli, ["new-adapter", "acme-runtime", "--dir", str(project)])
-    assert result.exit_code == 0, result.output
+    # The README's three commands, in a throwaway venv: new-adapter --install, check, pytest.
     python = _throwaway_python(tmp_path)
-    installed = _run(
-        python,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--no-deps",
-        "--no-build-isolation",
-        str(project),
-        cwd=tmp_path,
-    )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    # Installed (not imported from the source tree: the package lives under src/).
+    offline = {
+        **os.environ,
+        "PIP_NO_BUILD_ISOLATION": "0",  # build with this environment's setuptools
+        "PIP_NO_INDEX": "1",  # its dependencies are there already
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    created = _run(
+        python, "-m", "harness_testkit", "new-adapter", "acme-runtime", "--install",
+        cwd=tmp_path, env=offline,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stdout + created.stderr
+    project = tmp_path / "acme-runtime"
+    # Installed: importable from elsewhere although the package lives under src/.
     where = _run(python, "-c", "import acme_runtime; print(acme_runtime.__file__)", cwd=tmp_path)
-    assert str(tmp_path / "venv") in where.stdout, where.stderr
+    assert str(project / "src") in where.stdout, where.stderr
     checked = _run(
-        python,
-        "-m",
-        "harness_testkit",
-        "check",
-        "acme_runtime:make_adapter",
-        "--capabilities",
-        "capabilities.yaml",
-        "--profile",
-        "smoke",
-        "--html",
-        "report.html",
-        cwd=project,
-    )
+        python, "-m", "harness_testkit", "check", "acme_runtime:make_adapter",
+        "--capabilities", "acme-runtime/capabilities.yaml", "--profile", "smoke",
+        "--html", "report.html",
+        cwd=tmp_path,
+    )  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "PASS: every MUST holds" in checked.stdout
-    assert 'data-verdict="PASS"' in (project / "report.html").read_text()
+    assert 'data-verdict="PASS"' in (tmp_path / "report.html").read_text()
     tested = _run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     output = tested.stdout + tested.stderr
     assert tested.returncode == 0, output
