@@ -6,6 +6,9 @@ a ``ConformanceSuite`` subclass. Both run the same plain check functions.
 """
 
 from ._capabilities import AdapterCapabilities as AdapterCapabilities
+from ._capabilities import CapabilityResolution as CapabilityResolution
+from ._capabilities import is_scriptable as is_scriptable
+from ._capabilities import resolve_capabilities as resolve_capabilities
 from ._checks import REGISTRY as REGISTRY
 from ._checks import Check as Check
 from ._checks import CheckFailed as CheckFailed
@@ -58,6 +61,7 @@ __all__ = [
     "VOLATILE_FIELDS",
     "AdapterCapabilities",
     "AdapterTarget",
+    "CapabilityResolution",
     "Check",
     "CheckContext",
     "CheckFailed",
@@ -81,6 +85,7 @@ __all__ = [
     "continue_turn_states",
     "corrupted_stream_parts",
     "harness_violations",
+    "is_scriptable",
     "json_values",
     "lifecycle_states",
     "load_target",
@@ -89,6 +94,7 @@ __all__ = [
     "normalize_transcript",
     "ordered_checks",
     "replay_trace",
+    "resolve_capabilities",
     "resume_session_states",
     "run_check",
     "run_sandbox_check",
