@@ -219,6 +219,15 @@ class _Requirement:
     statement: str
 
 
+def _failed_ids(runs: Sequence[ReportRun]) -> set[str]:
+    return {
+        result.failed_requirement
+        for run in runs
+        for result in run.results
+        if result.failed_requirement is not None
+    }
+
+
 def _catalogue(ids: Iterable[str], runs: Sequence[ReportRun]) -> dict[str, _Requirement]:
     """Area, level and statement of each id (the catalogue, else what the reports say)."""
     from harness_testkit.spec import load_requirements
@@ -405,7 +414,11 @@ def _failures(run: ReportRun, requirements: Mapping[str, _Requirement]) -> str:
     blocks = []
     for result in failing:
         requirement = result.failed_requirement
-        statement = requirements[requirement].statement if requirement in requirements else ""
+        statement = (
+            requirements[requirement].statement
+            if requirement is not None and requirement in requirements
+            else ""
+        )
         parts = [
             f'<h3 id="check-{escape(result.check_id)}">{_pill(result.status)} '
             f"<code>{escape(result.check_id)}</code> "
@@ -476,7 +489,7 @@ def _page(title: str, body: str) -> str:
 
 def _single(run: ReportRun) -> str:
     statuses = requirement_statuses(run)
-    requirements = _catalogue(statuses, [run])
+    requirements = _catalogue({*statuses, *_failed_ids([run])}, [run])
     meta = (
         f"harness <code>{escape(run.harness_id)}</code> · profile <code>"
         f"{escape(run.profile)}</code> · seed {escape(_text(run.seed, '?'))} · sandbox "
@@ -515,7 +528,7 @@ def _status_cell(status: str | None, tooltip: str) -> str:
 def _compare(runs: Sequence[ReportRun]) -> str:
     per_run = [requirement_statuses(run) for run in runs]
     ids = sorted({req for statuses in per_run for req in statuses})
-    requirements = _catalogue(ids, runs)
+    requirements = _catalogue({*ids, *_failed_ids(runs)}, runs)
     heads = "".join(f"<th>{escape(run.label)}</th>" for run in runs)
     verdicts = "".join(f"<td>{_verdict(run.ok)}</td>" for run in runs)
     counts = "".join(f"<td>{_counts_line(run)}</td>" for run in runs)
