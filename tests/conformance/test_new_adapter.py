@@ -76,7 +76,9 @@ def test_the_skeleton_installs_and_passes_check_and_pytest(tmp_path: Path) -> No
     assert tested.returncode == 0, output
     assert " passed" in output
     assert "failed" not in output
-    assert "capabilities (declaration: --harness-capabilities)" in output
+    assert (
+        "capabilities (declaration: harness_capabilities (--harness-capabilities FILE))" in output
+    )
 
 
 def test_the_skeleton_files(tmp_path: Path) -> None:
