@@ -8,6 +8,9 @@ a ``ConformanceSuite`` subclass. Both run the same plain check functions.
 from ._adapter_checks.registry import REGISTRY as REGISTRY
 from ._adapter_checks.registry import ordered_checks as ordered_checks
 from ._capabilities import AdapterCapabilities as AdapterCapabilities
+from ._capabilities import CapabilityResolution as CapabilityResolution
+from ._capabilities import is_scriptable as is_scriptable
+from ._capabilities import resolve_capabilities as resolve_capabilities
 from ._checks import Check as Check
 from ._checks import CheckFailed as CheckFailed
 from ._checks import CheckSkipped as CheckSkipped
@@ -61,6 +64,7 @@ __all__ = [
     "VOLATILE_FIELDS",
     "AdapterCapabilities",
     "AdapterTarget",
+    "CapabilityResolution",
     "Check",
     "CheckContext",
     "CheckFailed",
@@ -85,6 +89,7 @@ __all__ = [
     "continue_turn_states",
     "corrupted_stream_parts",
     "harness_violations",
+    "is_scriptable",
     "json_values",
     "lifecycle_states",
     "load_sandbox_target",
@@ -94,6 +99,7 @@ __all__ = [
     "normalize_transcript",
     "ordered_checks",
     "replay_trace",
+    "resolve_capabilities",
     "resume_session_states",
     "run_check",
     "run_sandbox_check",

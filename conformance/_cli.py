@@ -12,6 +12,8 @@ import click
 from ._adapter_checks.registry import ordered_checks
 from ._capabilities import AdapterCapabilities
 from ._context import PROFILES, AdapterTarget, load_target
+from ._html import write_html
+from ._hypothesis import DEFAULT_EXAMPLE_DATABASE
 from ._report import Report
 from ._runner import Expectations, RunOptions, load_bundle, run_check, run_suite
 
@@ -21,13 +23,10 @@ __all__ = ["check", "replay"]
 def _load_capabilities(path: Path | None) -> AdapterCapabilities | None:
     if path is None:
         return None
-    import yaml
-
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return AdapterCapabilities.model_validate(data)
-    except Exception as error:
-        raise click.BadParameter(f"{path}: {error}", param_hint="--capabilities") from error
+        return AdapterCapabilities.from_file(path)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--capabilities") from error
 
 
 def self_targets() -> list[AdapterTarget]:
@@ -78,6 +77,12 @@ def self_targets() -> list[AdapterTarget]:
     help="Markdown report.",
 )
 @click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Self-contained HTML report (several targets side by side).",
+)
+@click.option(
     "--bundle-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("harness-testkit-out/bundles"),
@@ -98,6 +103,7 @@ def check(
     junit_xml: Path | None,
     json_path: Path | None,
     report_path: Path | None,
+    html_path: Path | None,
     bundle_dir: Path,
 ) -> None:
     """Check ADAPTER (package.module:factory) against harness-v1.
@@ -130,6 +136,7 @@ def check(
                 backend=backend,  # type: ignore[arg-type]
                 bundle_dir=bundle_dir / _slug(target.name),
                 expectations=expectations,
+                example_database=DEFAULT_EXAMPLE_DATABASE,
             )
             report = run_suite(target, options, check_ids=check_ids or None)
             report.print_console()
@@ -145,6 +152,8 @@ def check(
                 junit_path=_suffixed(junit_xml, suffix),
                 markdown_path=_suffixed(report_path, suffix),
             )
+    if html_path is not None:
+        write_html(html_path, [json.loads(report.to_json()) for report in reports])
     sys.exit(0 if all(report.ok for report in reports) else 1)
 
 

@@ -19,7 +19,7 @@ from harness_testkit.reference import (
 )
 from harness_testkit.spec import ConsumerPart, HarnessAdapter, SandboxProvider
 
-from ._capabilities import AdapterCapabilities
+from ._capabilities import AdapterCapabilities, resolve_capabilities
 from ._checks import CheckFailed
 from ._recording import RecordingAdapter
 
@@ -75,8 +75,9 @@ def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> A
     """Import ``package.module:factory``.
 
     The declaration comes from ``capabilities`` when given, else from a
-    ``capabilities`` attribute on the factory (an ``AdapterCapabilities`` or a dict),
-    else the conservative defaults.
+    ``capabilities`` attribute on the factory (an ``AdapterCapabilities`` or a dict);
+    what it leaves undeclared is inferred where the adapter shows it (approvals,
+    filtering, scripting), else the conservative defaults (``resolve_capabilities``).
 
     Raises:
         ValueError: naming what is wrong with ``spec``.
@@ -91,16 +92,13 @@ def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> A
     factory = getattr(module, attribute, None)
     if not callable(factory):
         raise ValueError(f"{module_name}.{attribute} is missing or not callable")
-    declared = capabilities
-    if declared is None:
-        raw = getattr(factory, "capabilities", None)
-        if isinstance(raw, AdapterCapabilities):
-            declared = raw
-        elif isinstance(raw, Mapping):
-            declared = AdapterCapabilities.model_validate(dict(raw))
-        else:
-            declared = AdapterCapabilities()
-    return AdapterTarget(factory=factory, capabilities=declared, name=spec)
+    raw = getattr(factory, "capabilities", None)
+    declared = capabilities if capabilities is not None else raw
+    origin = "given" if capabilities is not None else "the factory's `capabilities`"
+    if not isinstance(declared, AdapterCapabilities | Mapping):
+        declared, origin = None, "none (inferred from the adapter, else defaults)"
+    resolved = resolve_capabilities(factory, declared, origin=origin)
+    return AdapterTarget(factory=factory, capabilities=resolved.capabilities, name=spec)
 
 
 class CheckContext:

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness_testkit.spec import load_requirements
 
+from ._capabilities import capability_lines
+
 __all__ = ["CheckResult", "Report", "Status"]
 
 Status = Literal["pass", "fail", "skip", "xfail", "xpass", "blocked"]
@@ -57,6 +59,8 @@ class Report(BaseModel):
     sandbox: str
     results: tuple[CheckResult, ...] = Field(default_factory=tuple)
     warnings: tuple[str, ...] = Field(default_factory=tuple)
+    #: The effective capabilities and their sources (``CapabilityResolution.to_json``).
+    capabilities: dict[str, Any] | None = None
 
     # -- verdicts --------------------------------------------------------------------------
 
@@ -165,6 +169,7 @@ class Report(BaseModel):
             + ", ".join(
                 f"{counts[s]} {s}" for s in ("pass", "fail", "xpass", "xfail", "skip", "blocked")
             ),
+            *capability_lines(self.capabilities, bullet="- "),
             "",
             "## By area and level",
             "",
@@ -241,6 +246,8 @@ class Report(BaseModel):
         from rich.table import Table
 
         console = Console()
+        for line in capability_lines(self.capabilities, bullet="  "):
+            console.print(line, highlight=False, markup=False)
         table = Table(title=f"harness-v1 conformance: {self.adapter} ({self.profile})")
         for column in ("check", "level", "status", "requirements", "note"):
             table.add_column(column, overflow="fold")

@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import yaml
 
 from harness_testkit import __version__
+from harness_testkit.spec import YamlError, load_yaml
 
 from ._adapter_checks.registry import ordered_checks
+from ._capabilities import resolve_capabilities
 from ._checks import Check, CheckFailed, CheckSkipped
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
+from ._hypothesis import database_key, property_settings
 from ._report import CheckResult, Report, dump_json, strongest_level
 
 __all__ = ["Expectations", "RunOptions", "run_check", "run_suite"]
@@ -46,8 +48,8 @@ class Expectations:
             ValueError: naming the file and what is wrong in it.
         """
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as error:
+            data = load_yaml(path.read_text(encoding="utf-8"), source=str(path)) or {}
+        except (OSError, YamlError) as error:
             raise ValueError(f"cannot read expectations file {path}: {error}") from error
         xfail = data.get("xfail", {}) if isinstance(data, dict) else None
         if not isinstance(xfail, dict) or not all(
@@ -73,6 +75,8 @@ class RunOptions:
     backend: Backend = "asyncio"
     bundle_dir: Path | None = None
     expectations: Expectations = field(default_factory=Expectations)
+    #: Hypothesis example database (failures replayed first next time); ``None``: none.
+    example_database: Path | None = None
 
     @property
     def profile_settings(self) -> Profile:
@@ -214,7 +218,7 @@ async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
 
 
 def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
-    from hypothesis import HealthCheck, Phase, example, given, settings
+    from hypothesis import example, given
     from hypothesis import seed as hypothesis_seed
 
     assert check.scenarios is not None
@@ -237,16 +241,11 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
     # they run in the order the check lists them.
     for scenario in reversed(check.examples):
         run = example(scenario)(run)
-    run = settings(
-        max_examples=options.profile_settings.max_examples,
-        deadline=None,
-        database=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-    )(run)
+    # The seed first (it turns the database off), then the named profile with the
+    # database; one key per check and adapter (the hook hypothesis' own `find` uses).
     run = hypothesis_seed(options.seed)(run)
+    run = property_settings(options.profile, options.example_database)(run)
+    run._hypothesis_internal_database_key = database_key(check.id, probe.target.name)  # type: ignore[attr-defined]
 
     try:
         run()
@@ -337,6 +336,9 @@ def run_suite(
         for name in options.expectations.merged(target.expectations).xfail
         if name not in {item.id for item in ordered_checks()}
     ]
+    capabilities = resolve_capabilities(
+        target.factory, target.capabilities, origin="declared fields, the rest inferred"
+    )
     try:
         harness_id = target.factory().harness_id
     except Exception as error:  # the report still names the failure
@@ -350,7 +352,8 @@ def run_suite(
         seed=options.seed,
         sandbox=options.sandbox,
         results=tuple(results),
-        warnings=tuple(warnings),
+        warnings=(*warnings, *(f"capability mismatch: {m}" for m in capabilities.mismatches)),
+        capabilities=capabilities.to_json(),
     )
 
 

@@ -8,83 +8,155 @@ Subclass it in a test module of your project::
         pass
 
 and either override the ``harness_adapter`` fixture in ``conftest.py`` (returning a
-factory, or an :class:`AdapterTarget` with a capability declaration) or run
-``pytest --harness-adapter=package.module:factory``. Every check becomes one test, named
-by its id; skips name the capability, failures name the requirement and the replay
-command. It runs the same plain check functions as ``harness-testkit check``.
+factory, or an :class:`AdapterTarget` with a capability declaration) or set
+``harness_adapter = package.module:factory`` (ini or ``--harness-adapter``). Every check
+becomes one test, named by its id and marked ``harness_v1`` plus its tier
+(``harness_black_box``/``harness_scripted``) and level (``harness_must``/...); skips
+name the capability (and say when it was assumed rather than declared), failures name
+the requirement, the replay command and, under ``--tb`` other than ``no``/``line``,
+the traceback. It runs the same plain check functions as ``harness-testkit check``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ._capabilities import AdapterCapabilities
+from harness_testkit._pytest_plugin import TARGETS
+
+from ._adapter_checks.registry import ordered_checks
+from ._capabilities import AdapterCapabilities, CapabilityResolution, resolve_capabilities
 from ._checks import Check
 from ._context import AdapterTarget
-from ._runner import Expectations, RunOptions, run_check
+from ._report import CheckResult, strongest_level
+from ._runner import RunOptions, run_check
 
-__all__ = ["ConformanceSuite"]
+__all__ = ["ConformanceSuite", "check_markers", "pytest_target"]
+
+#: Where a declaration given to the suite comes from (the plugin's fixture reads the file).
+_FIXTURE = "harness_capabilities (--harness-capabilities FILE)"
 
 
-def _target(adapter: Any, capabilities: AdapterCapabilities | None) -> AdapterTarget:
+def check_markers(check: Check) -> list[str]:
+    """The marker names a check's test carries."""
+    level, _ = strongest_level(check.requirements)
+    tier = "harness_black_box" if check.tier == "black-box" else "harness_scripted"
+    return ["harness_v1", tier, f"harness_{level.lower()}"]
+
+
+def pytest_target(
+    adapter: Any, capabilities: AdapterCapabilities | None
+) -> tuple[AdapterTarget, CapabilityResolution]:
+    """The target a ``harness_adapter`` fixture value stands for, with its resolution.
+
+    A bare factory's declaration comes from ``capabilities`` (``--harness-capabilities``),
+    else the factory's ``capabilities`` attribute; undeclared capabilities are inferred
+    from the adapter where it shows them, else defaulted, and the resolution says so.
+    """
     if isinstance(adapter, AdapterTarget):
-        return adapter
+        declared: Any = capabilities or adapter.capabilities
+        origin = _FIXTURE if capabilities else "the AdapterTarget"
+        resolution = resolve_capabilities(adapter.factory, declared, origin=origin)
+        return adapter, resolution
     if not callable(adapter):
         raise pytest.UsageError(
-            "the harness_adapter fixture must return an adapter factory or an AdapterTarget"
+            "the harness_adapter fixture must return an adapter factory or an AdapterTarget, "
+            f"not {type(adapter).__name__}"
         )
-    declared = capabilities or getattr(adapter, "capabilities", None)
-    if isinstance(declared, dict):
-        declared = AdapterCapabilities.model_validate(declared)
+    declared = capabilities
+    origin = _FIXTURE
+    if declared is None:
+        declared = getattr(adapter, "capabilities", None)
+        origin = "the factory's `capabilities` attribute"
+    if not isinstance(declared, AdapterCapabilities | dict):
+        declared, origin = None, "none (assumed: inferred from the adapter, else defaults)"
+    resolution = resolve_capabilities(adapter, declared, origin=origin)
     name = f"{getattr(adapter, '__module__', '?')}:{getattr(adapter, '__qualname__', '?')}"
-    return AdapterTarget(
-        factory=adapter,
-        capabilities=declared
-        if isinstance(declared, AdapterCapabilities)
-        else AdapterCapabilities(),
-        name=name,
+    return AdapterTarget(factory=adapter, capabilities=resolution.capabilities, name=name), (
+        resolution
     )
+
+
+def _assumption_note(message: str, resolution: CapabilityResolution) -> str:
+    """Say when a skip rests on a capability nobody declared."""
+    for name in resolution.assumed:
+        if f"`{name}`" in message:
+            return (
+                f"{message} (not declared: assumed {name} = "
+                f"{getattr(resolution.capabilities, name)!r} ({resolution.source_of(name)}); "
+                "declare it with --harness-capabilities FILE or the factory's `capabilities`)"
+            )
+    return message
+
+
+def _failure_text(result: CheckResult, tbstyle: str) -> str:
+    level = result.failed_level or result.level
+    message = result.message or result.status
+    if tbstyle == "line":
+        return f"{level} {message.splitlines()[0]}"
+    text = f"{level} {message}"
+    if result.replay_command:
+        text += f"\nreplay: {result.replay_command}"
+    # Newer reports carry the check's traceback; older ones do not.
+    traceback = getattr(result, "traceback", None)
+    if traceback and tbstyle not in ("no", "short"):
+        text += f"\n\n{traceback}"
+    elif traceback and tbstyle == "short":
+        text += "\n\n" + "\n".join(str(traceback).rstrip().splitlines()[-6:])
+    return text
 
 
 class ConformanceSuite:
     """Inherit to run every harness-v1 check against the ``harness_adapter`` fixture."""
 
-    def test_harness_v1(
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """Parametrize ``harness_check`` over every registered check, marked."""
+        if "harness_check" not in metafunc.fixturenames:
+            return
+        params = [
+            pytest.param(
+                item,
+                id=item.id,
+                marks=[getattr(pytest.mark, name) for name in check_markers(item)],
+            )
+            for item in ordered_checks()
+        ]
+        metafunc.parametrize("harness_check", params)
+
+    @pytest.fixture
+    def harness_target(
         self,
-        harness_check: Check,
+        request: pytest.FixtureRequest,
         harness_adapter: Any,
         harness_capabilities: AdapterCapabilities | None,
+    ) -> tuple[AdapterTarget, CapabilityResolution]:
+        """The adapter under test and its effective capabilities (resolved once per run)."""
+        cache = request.config.stash.setdefault(TARGETS, {})
+        key = id(harness_adapter)
+        if key not in cache:
+            cache[key] = pytest_target(harness_adapter, harness_capabilities)
+        target, resolution = cache[key]
+        return target, resolution
+
+    def test_harness_v1(
+        self,
+        request: pytest.FixtureRequest,
+        harness_check: Check,
+        harness_target: tuple[AdapterTarget, CapabilityResolution],
         harness_run_options: RunOptions,
         record_property: Any,
     ) -> None:
         """One conformance check (parametrized over every registered check)."""
-        target = _target(harness_adapter, harness_capabilities)
+        target, resolution = harness_target
         for requirement in harness_check.requirements:
             record_property("requirement", requirement)
         result = run_check(harness_check, target, harness_run_options)
         record_property("status", result.status)
         if result.status == "skip":
-            pytest.skip(result.message)
+            pytest.skip(_assumption_note(result.message, resolution))
         if result.status == "xfail":
             pytest.xfail(result.message)
-        if result.status in ("fail", "xpass"):
-            replay = f"\nreplay: {result.replay_command}" if result.replay_command else ""
-            level = result.failed_level or result.level
-            pytest.fail(f"{level} {result.message}{replay}", pytrace=False)
-
-
-def default_run_options(config: pytest.Config) -> RunOptions:
-    """Run options from the plugin's command-line options."""
-    expectations_path = config.getoption("--harness-expectations")
-    return RunOptions(
-        profile=config.getoption("--harness-profile"),
-        sandbox=config.getoption("--harness-sandbox"),
-        seed=config.getoption("--harness-seed"),
-        bundle_dir=Path(config.getoption("--harness-bundle-dir")),
-        expectations=Expectations.load(Path(expectations_path))
-        if expectations_path
-        else Expectations(),
-    )
+        if result.status not in ("pass", "skip", "xfail"):
+            tbstyle = str(request.config.getoption("tbstyle", "auto"))
+            pytest.fail(_failure_text(result, tbstyle), pytrace=False)

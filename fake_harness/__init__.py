@@ -69,6 +69,8 @@ from ._session import FakeHarnessSession as FakeHarnessSession
 from ._strategies import scripts as scripts
 from ._turn import FakePromptControl as FakePromptControl
 from ._turn import TurnRuntime as TurnRuntime
+from ._validate import ScriptProblem as ScriptProblem
+from ._validate import script_problems as script_problems
 from ._workspace import Workspace as Workspace
 from ._workspace import glob_to_regex as glob_to_regex
 
@@ -110,6 +112,7 @@ __all__ = [
     "ReasoningAction",
     "Script",
     "ScriptMismatchError",
+    "ScriptProblem",
     "ScriptStep",
     "ScriptTurn",
     "ScriptableHarness",
@@ -136,5 +139,6 @@ __all__ = [
     "is_scriptable",
     "load_example",
     "profiles",
+    "script_problems",
     "scripts",
 ]

@@ -387,7 +387,11 @@ class TurnEngine:
                 if isinstance(schema, dict):
                     jsonschema.validate(document, schema)
             except (ValueError, jsonschema.ValidationError, jsonschema.SchemaError):
-                document = instance_of(schema, text) if isinstance(schema, dict) else {"text": text}
+                document = (
+                    instance_of(schema, text, seed=f"{self.ctx.seed}/{self.ctx.turn_index}")
+                    if isinstance(schema, dict)
+                    else {"text": text}
+                )
         replacement = TextAction(
             text=json.dumps(document, separators=(",", ":"), ensure_ascii=False)
         )

@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 import yaml
 from pydantic import Field, field_validator, model_validator
 
-from harness_testkit.spec import JSONValue, ToolUseKind, UnifiedFinishReason, WireModel
+from harness_testkit.spec import JSONValue, ToolUseKind, UnifiedFinishReason, WireModel, load_yaml
 
 __all__ = [
     "Action",
@@ -533,8 +533,13 @@ class Script(ScriptModel):
 
     @classmethod
     def from_yaml(cls, text: str) -> Script:
-        """Validate a script written as YAML (JSON is YAML too)."""
-        return cls.model_validate(yaml.safe_load(text))
+        """Validate a script written as YAML 1.2 (JSON is YAML too; ``yes`` stays a string).
+
+        Raises:
+            harness_testkit.spec.YamlError: a syntax error, with its line.
+            pydantic.ValidationError: naming the field that is wrong.
+        """
+        return cls.model_validate(load_yaml(text, source="<script>"))
 
     @classmethod
     def from_json_text(cls, text: str) -> Script:

@@ -23,6 +23,9 @@ _SUBCOMMANDS: dict[str, str] = {
     "check-sandbox": "harness_testkit.conformance._sandbox_run:check_sandbox",
     "selftest": "harness_testkit.conformance._zoo.selftest:selftest",
     "simulate": "harness_testkit.simulate._cli:simulate",
+    "schemas": "harness_testkit._schemas:schemas",
+    "report": "harness_testkit.conformance._html:report",
+    "new-adapter": "harness_testkit.conformance._skeleton:new_adapter",
 }
 
 

@@ -77,6 +77,7 @@ PrepareCall: TypeAlias = Callable[
     [dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any] | None] | None
 ]
 
+_IMPORT_STDERR = sys.stderr
 _MANAGED_HEADERS = ("authorization", "x-api-key", "user-agent", "x-client-app")
 
 
@@ -278,7 +279,8 @@ class HarnessAgent:
         self.clock = clock or system_clock
         self.abort_grace = abort_grace
         self.drain_timeout = drain_timeout
-        self.error_log = error_log
+        # The default is the stderr of import time; use the one of now (redirected since?).
+        self.error_log = sys.stderr if error_log is _IMPORT_STDERR else error_log
         self.data_validator = _data_validator(harness)
 
     # -- settings helpers ----------------------------------------------------------------

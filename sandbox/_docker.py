@@ -321,10 +321,22 @@ def _lock_directory() -> Path:
     return Path(tempfile.gettempdir()) / f"harness-testkit-locks-{os.getuid()}"
 
 
+def _require_docker_sdk() -> None:
+    """Fail early, naming the extra, when the docker SDK is not installed."""
+    try:
+        import docker  # noqa: F401
+    except ImportError as error:
+        raise SandboxUnavailableError(
+            "The Docker sandbox needs the docker Python SDK, an optional extra: "
+            "pip install 'harness-testkit[docker]' (the local sandbox needs none)."
+        ) from error
+
+
 class DockerSandboxProvider:
     """Creates Docker sandbox sessions: one labelled container per session.
 
-    Constructing it does no I/O; the engine is contacted on first use (or by
+    Constructing it does no I/O (it fails with ``SandboxUnavailableError`` naming the
+    ``docker`` extra when the SDK is missing); the engine is contacted on first use (or by
     :meth:`check_engine`). Call :meth:`aclose` (or :meth:`close`) when done with it.
 
     Args:
@@ -374,6 +386,8 @@ class DockerSandboxProvider:
         kill_timeout: float = DEFAULT_KILL_TIMEOUT,
         client: Any | None = None,
     ) -> None:
+        if client is None:
+            _require_docker_sdk()
         if not posixpath.isabs(working_directory):
             raise ValueError(
                 f"working_directory must be an absolute container path, got "
@@ -419,12 +433,8 @@ class DockerSandboxProvider:
         with self._client_lock:
             if self._client is not None:
                 return self._client
-            try:
-                import docker
-            except ImportError as error:  # pragma: no cover - a declared dependency
-                raise SandboxUnavailableError(
-                    "The docker Python SDK is not installed; install it with `pip install docker`."
-                ) from error
+            import docker
+
             host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
             if host.startswith("unix://") and not os.path.exists(host[len("unix://") :]):
                 raise SandboxUnavailableError(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import socket
+import time
 from contextlib import suppress
 from typing import Any
 
@@ -28,8 +29,14 @@ _KIND_TEST = (
     f'if [ -d "$f" ]; then exit {_IS_DIRECTORY}; fi; '
     f'if [ -e "$f" ]; then [ -f "$f" ] || exit {_NOT_REGULAR}; fi; '
 )
-#: Refuses directories and special files before ``cat`` opens anything.
-_READ_SCRIPT = f'f="$1"; {_KIND_TEST}[ -e "$f" ] || exit {_MISSING}; exec cat -- "$f"'
+#: Refuses directories and special files before ``cat`` opens anything; the size goes to
+#: stderr first so that a stream cut short by the engine is told from a short file.
+_READ_SCRIPT = (
+    f'f="$1"; {_KIND_TEST}[ -e "$f" ] || exit {_MISSING}; '
+    'wc -c < "$f" >&2 || exit 1; exec cat -- "$f"'
+)
+#: How often a read whose byte count does not match the file's size is tried again.
+_READ_ATTEMPTS = 3
 _WRITE_SCRIPT = (
     'f="$1"; ' + _KIND_TEST + 'd="$(dirname -- "$f")"; '
     f'[ -d "$d" ] || mkdir -p -- "$d" || exit {_NO_PARENT}; '
@@ -97,10 +104,30 @@ def _exec(
             connection.close()
         with suppress(Exception):
             raw.close()
-    code = api.exec_inspect(created["Id"]).get("ExitCode")
+    code = _exit_code(api, created["Id"], timeout=timeout, shown=shown, verb=verb)
     if cut_short and not err:
         err.append(b"the command stopped reading its input (the workspace may be full)")
-    return (int(code) if code is not None else -1), b"".join(out), b"".join(err)
+    return code, b"".join(out), b"".join(err)
+
+
+def _exit_code(api: Any, exec_id: str, *, timeout: float, shown: str, verb: str) -> int:
+    """The exec's exit code, once the engine has recorded it.
+
+    The output stream can end (the process closed its pipes) a moment before the engine
+    marks the exec as finished; until then ``ExitCode`` is ``None``.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        details = api.exec_inspect(exec_id)
+        code = details.get("ExitCode")
+        if code is not None and not details.get("Running"):
+            return int(code)
+        if time.monotonic() >= deadline:
+            raise SandboxError(
+                f"Cannot {verb} {shown!r}: the engine did not report the command's exit "
+                f"within {timeout:g} s."
+            )
+        time.sleep(0.005)
 
 
 def _refusal(code: int, shown: str, verb: str) -> SandboxError | None:
@@ -125,18 +152,28 @@ def read_file(
     The content streams from ``cat`` in an exec (the engine's archive API cannot see
     tmpfs mounts such as the workspace).
     """
-    code, out, err = _exec(
-        api,
-        container,
-        user,
-        ["/bin/sh", "-c", _READ_SCRIPT, "read", absolute],
-        stdin=None,
-        timeout=timeout,
-        shown=shown,
-        verb="read",
-    )
-    if code == 0:
-        return out
+    for _ in range(_READ_ATTEMPTS):
+        code, out, err = _exec(
+            api,
+            container,
+            user,
+            ["/bin/sh", "-c", _READ_SCRIPT, "read", absolute],
+            stdin=None,
+            timeout=timeout,
+            shown=shown,
+            verb="read",
+        )
+        if code != 0:
+            break
+        size = err.decode("ascii", "replace").strip()
+        if size.isdigit() and int(size) == len(out):
+            return out
+    else:
+        raise SandboxError(
+            f"Cannot read {shown!r}: the engine delivered {len(out)} bytes of a "
+            f"{err.decode('ascii', 'replace').strip()}-byte file {_READ_ATTEMPTS} times "
+            "(the file may be changing while it is read); try again."
+        )
     if code == _MISSING:
         return None
     refusal = _refusal(code, shown, "read")

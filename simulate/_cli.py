@@ -49,6 +49,8 @@ __all__ = ["simulate"]
 _STARTER = "quickstart"
 _EXIT_BAD_SCENARIO = 2
 _EXIT_INTERRUPTED = 130
+_QUIET_FAILURES = 5
+_SCHEMA_FILE = "scenario.schema.json"
 
 
 def _short(value: Any, limit: int = 100) -> str:
@@ -235,8 +237,17 @@ def _write_example(path: Path, force: bool) -> None:
     if path.exists() and not force:
         raise click.UsageError(f"{path} exists; pass --force to overwrite it.")
     text = builtin_scenario_path(_STARTER).read_text(encoding="utf-8")
+    # The starter's `$schema` names scenario.schema.json next to it: write that too.
+    schema_path = path.with_name(_SCHEMA_FILE)
+    schema = render_json_schema()
+    if schema_path.exists() and not force and schema_path.read_text(encoding="utf-8") != schema:
+        raise click.UsageError(f"{schema_path} exists; pass --force to overwrite it.")
     path.write_text(text, encoding="utf-8")
-    click.echo(f"Wrote {path}. Run it with: harness-testkit simulate {path}")
+    schema_path.write_text(schema, encoding="utf-8")
+    click.echo(
+        f"Wrote {path} (and {schema_path}, its $schema). "
+        f"Run it with: harness-testkit simulate {path}"
+    )
 
 
 def _load(scenario: Path | None, builtin: str | None) -> LoadedScenario:
@@ -297,7 +308,9 @@ def _load(scenario: Path | None, builtin: str | None) -> LoadedScenario:
     show_default=True,
     help="anyio backend.",
 )
-@click.option("--quiet", is_flag=True, help="No live rendering; only the summary.")
+@click.option(
+    "--quiet", is_flag=True, help="No live rendering; the summary and why sessions failed."
+)
 def simulate(
     scenario: Path | None,
     builtin: str | None,
@@ -379,5 +392,14 @@ def simulate(
         )
         sys.exit(_EXIT_INTERRUPTED)
     _print_summary(console, summary)
+    if quiet:
+        # Nothing was rendered live: say why sessions failed (the first few).
+        failed = [report for report in summary.sessions if report.status == "failed"]
+        for report in failed[:_QUIET_FAILURES]:
+            console.print(
+                f"[red]session {report.session_id} failed:[/] {escape(report.error or '')}"
+            )
+        if len(failed) > _QUIET_FAILURES:
+            console.print(f"... and {len(failed) - _QUIET_FAILURES} more failed sessions")
     if summary.status != "completed":
         sys.exit(1)

@@ -31,7 +31,6 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 import anyio
 import jsonschema
-import yaml
 from pydantic import (
     BaseModel,
     Discriminator,
@@ -53,6 +52,7 @@ from harness_testkit.fake_harness import (
     generate_script,
     get_profile,
     profiles,
+    script_problems,
 )
 from harness_testkit.reference import HarnessAgent, IdGenerator, Tool, ToolExecutionOptions, tool
 from harness_testkit.spec import (
@@ -63,6 +63,9 @@ from harness_testkit.spec import (
     SandboxProvider,
     Skill,
     WireModel,
+    YamlError,
+    YamlLocator,
+    load_yaml,
 )
 
 #: ``stop_when`` predicate of the agent: receives ``{"steps": [...]}``.
@@ -712,7 +715,7 @@ def parse_scenario(
         ScenarioError: naming ``source``, the path inside it and the problem.
     """
     data = _parse_text(text, source, json_only)
-    locator = _Locator(text)
+    locator = _locator(text)
     if not isinstance(data, dict):
         raise ScenarioError(
             source,
@@ -764,30 +767,22 @@ def _parse_text(text: str, source: str, json_only: bool) -> Any:
                 source, [ScenarioIssue("(document)", f"invalid JSON: {error.msg}", error.lineno)]
             ) from None
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        problem = getattr(error, "problem", None) or str(error)
+        return load_yaml(text, source=source)
+    except YamlError as error:
         raise ScenarioError(
-            source,
-            [
-                ScenarioIssue(
-                    "(document)",
-                    f"invalid YAML: {problem}",
-                    mark.line + 1 if mark is not None else None,
-                )
-            ],
+            source, [ScenarioIssue("(document)", f"invalid YAML: {error.problem}", error.line)]
         ) from None
 
 
 def _resolve_script(
-    scenario: Scenario, base_dir: Path, issues: list[ScenarioIssue], locator: _Locator
+    scenario: Scenario, base_dir: Path, issues: list[ScenarioIssue], locator: YamlLocator
 ) -> Script | None:
     source = scenario.harness.script
     where = ("harness", "script")
     if source is None:
         return Script.default()
     if isinstance(source, Script):
+        _check_script(source, scenario, issues, lambda path: locator.line((*where, *path)), None)
         return source
     if isinstance(source, GeneratedScript):
         try:
@@ -806,8 +801,10 @@ def _resolve_script(
     path = Path(source)
     if not path.is_absolute():
         path = base_dir / path
+    text = ""
     try:
-        return Script.from_file(path)
+        text = path.read_text(encoding="utf-8")
+        script = Script.from_json_text(text) if path.suffix == ".json" else Script.from_yaml(text)
     except OSError as error:
         issues.append(
             ScenarioIssue(
@@ -817,13 +814,46 @@ def _resolve_script(
             )
         )
     except ValidationError as error:
+        in_file = _locator(text)
         inner = "; ".join(
-            f"{_format_loc(item['loc']) or '(top level)'}: {item['msg']}" for item in error.errors()
+            f"line {in_file.line(_wire_loc(item['loc']))}: "
+            f"{_format_loc(item['loc']) or '(top level)'}: {item['msg']}"
+            for item in error.errors()
         )
         issues.append(ScenarioIssue("harness.script", f"in {path}: {inner}", locator.line(where)))
-    except (yaml.YAMLError, ValueError) as error:
+    except ValueError as error:
         issues.append(ScenarioIssue("harness.script", f"in {path}: {error}", locator.line(where)))
+    else:
+        in_file = _locator(text)
+        _check_script(script, scenario, issues, in_file.line, (path, locator.line(where)))
+        return script
     return None
+
+
+def _wire_loc(loc: Sequence[int | str]) -> tuple[int | str, ...]:
+    """A pydantic error location as a document path (the locator stops at a union tag)."""
+    return tuple(loc)
+
+
+def _check_script(
+    script: Script,
+    scenario: Scenario,
+    issues: list[ScenarioIssue],
+    line_of: Callable[[Sequence[int | str]], int | None],
+    file: tuple[Path, int | None] | None,
+) -> None:
+    """Built-ins the profile lacks and dangling ``when.toolCallId``, with their lines."""
+    for path, problem in script_problems(script, scenario.harness.resolved_profile()):
+        dotted = _format_loc(path)
+        if file is None:
+            issues.append(ScenarioIssue(f"harness.script.{dotted}", problem, line_of(path)))
+        else:
+            script_file, line = file
+            issues.append(
+                ScenarioIssue(
+                    "harness.script", f"{script_file}:{line_of(path)}: {dotted}: {problem}", line
+                )
+            )
 
 
 def _check_references(
@@ -831,7 +861,7 @@ def _check_references(
     profile: HarnessProfile,
     script: Script | None,
     issues: list[ScenarioIssue],
-    locator: _Locator,
+    locator: YamlLocator,
 ) -> None:
     """Names that must refer to something: approvals, approve/deny, toolResult."""
     agent = scenario.agent
@@ -876,7 +906,7 @@ def _check_references(
                 )
 
 
-def _dry_build(loaded: LoadedScenario, issues: list[ScenarioIssue], locator: _Locator) -> None:
+def _dry_build(loaded: LoadedScenario, issues: list[ScenarioIssue], locator: YamlLocator) -> None:
     """Construct the agent once: it checks filtering and capabilities without any I/O."""
     agent = loaded.scenario.agent
     try:
@@ -905,7 +935,7 @@ def _format_loc(loc: Iterable[int | str]) -> str:
     return out
 
 
-def _issues(error: ValidationError, locator: _Locator) -> list[ScenarioIssue]:
+def _issues(error: ValidationError, locator: YamlLocator) -> list[ScenarioIssue]:
     issues = []
     for item in error.errors():
         loc = [part for part in item["loc"] if not (isinstance(part, str) and part.startswith("@"))]
@@ -918,41 +948,9 @@ def _issues(error: ValidationError, locator: _Locator) -> list[ScenarioIssue]:
     return issues
 
 
-class _Locator:
-    """Maps document paths to line numbers through the YAML node tree."""
-
-    def __init__(self, text: str) -> None:
-        try:
-            self._root: yaml.Node | None = yaml.compose(text)
-        except yaml.YAMLError:
-            self._root = None
-
-    def line(self, path: Sequence[int | str]) -> int | None:
-        """The line of the deepest node on ``path`` (1-based), or ``None``."""
-        node = self._root
-        if node is None:
-            return None
-        best = node.start_mark.line + 1
-        for item in path:
-            child: yaml.Node | None = None
-            if isinstance(node, yaml.MappingNode) and isinstance(item, str):
-                spellings = {item, to_snake(item), to_camel(item)}
-                for key, value in node.value:
-                    if isinstance(key, yaml.ScalarNode) and key.value in spellings:
-                        child = value
-                        best = key.start_mark.line + 1
-                        break
-            elif (
-                isinstance(node, yaml.SequenceNode)
-                and isinstance(item, int)
-                and 0 <= item < len(node.value)
-            ):
-                child = node.value[item]
-                best = child.start_mark.line + 1
-            if child is None:
-                return best
-            node = child
-        return best
+def _locator(text: str) -> YamlLocator:
+    """Line numbers for document paths; keys match in camelCase or snake_case."""
+    return YamlLocator(text, spellings=lambda key: {key, to_snake(key), to_camel(key)})
 
 
 # -- shipped examples -------------------------------------------------------------------

@@ -147,6 +147,9 @@ from ._tools import common_tool as common_tool
 from ._tools import inactive_tool_reason as inactive_tool_reason
 from ._tools import is_builtin_tool_included as is_builtin_tool_included
 from ._tools import requires_approval as requires_approval
+from ._yaml import YamlError as YamlError
+from ._yaml import YamlLocator as YamlLocator
+from ._yaml import load_yaml as load_yaml
 
 __all__ = [
     "AREAS",
@@ -274,6 +277,8 @@ __all__ = [
     "Usage",
     "UserMessage",
     "WireModel",
+    "YamlError",
+    "YamlLocator",
     "baseline_input_problems",
     "bootstrap_marker_path",
     "builtin_table_problems",
@@ -284,6 +289,7 @@ __all__ = [
     "is_builtin_tool_included",
     "is_json_value",
     "load_requirements",
+    "load_yaml",
     "parse_consumer_part",
     "parse_lifecycle_state",
     "parse_stream_part",

@@ -73,6 +73,9 @@ def test_wheel_holds_only_the_namespace_and_its_data(wheel: Path) -> None:
         assert f"harness_testkit/{package}/py.typed" in names
     assert "harness_testkit/spec/requirements.yaml" in names
     assert "harness_testkit/spec/schemas/stream-part.schema.json" in names
+    # The schemas of user-written files ship too (`harness-testkit schemas` writes them).
+    assert "harness_testkit/conformance/schemas/capabilities.schema.json" in names
+    assert "harness_testkit/simulate/examples/scenario.schema.json" in names
 
 
 def test_wheel_install_imports_the_same_names_as_this_install(wheel: Path, tmp_path: Path) -> None:

@@ -26,6 +26,8 @@ make_adapter.capabilities = {
     "resume": True,
     "json_response_format": True,
     "continuation": "lossy",
+    # Scriptable (a FakeHarness), but this project opts out of the scripted tier.
+    "scripting": False,
     "prompts": ["Hello there."],
 }
 '''

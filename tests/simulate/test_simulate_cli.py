@@ -14,7 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness_testkit._cli import cli
-from harness_testkit.simulate._scenario import builtin_scenario_path, load_scenario
+from harness_testkit.simulate._scenario import (
+    builtin_scenario_path,
+    load_scenario,
+    render_json_schema,
+)
 
 from .support import read_lines, write_scenario
 
@@ -95,6 +99,9 @@ def test_example_writes_a_starter_that_runs(
     assert first.exit_code == 0, first.output
     written = tmp_path / "scenario.yaml"
     assert written.read_text() == builtin_scenario_path("quickstart").read_text()
+    # The starter's `$schema` names a file that exists next to it, and is the schema.
+    assert "$schema=scenario.schema.json" in written.read_text()
+    assert (tmp_path / "scenario.schema.json").read_text() == render_json_schema()
     again = runner.invoke(cli, ["simulate", "--example"])
     assert again.exit_code == 2
     assert "--force" in again.stderr

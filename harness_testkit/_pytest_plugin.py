@@ -1,0 +1,215 @@
+"""The pytest plugin of harness-testkit (entry point ``pytest11``).
+
+Loaded in every pytest run of an environment where the kit is installed, so it imports
+nothing but pytest at load time: the conformance package is imported only when a test
+uses ``ConformanceSuite`` or one of the fixtures. ``ConformanceSuite`` parametrizes
+its test over the checks and marks each (``harness_v1``, the tier, the level).
+
+Every option has an ini twin (command line first, then ``[tool.pytest.ini_options]``,
+then the default): ``harness_adapter``, ``harness_capabilities``, ``harness_profile``,
+``harness_sandbox``, ``harness_backend``, ``harness_seed``, ``harness_expectations``,
+``harness_bundle_dir``, ``harness_example_database``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from harness_testkit.conformance import RunOptions
+
+__all__ = [
+    "OPTIONS",
+    "TARGETS",
+    "harness_adapter",
+    "harness_capabilities",
+    "harness_run_options",
+    "load_factory",
+    "option_value",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_terminal_summary",
+]
+
+#: name -> (default, choices, help). Command line ``--harness-NAME``, ini ``harness_NAME``.
+OPTIONS: dict[str, tuple[str | None, tuple[str, ...] | None, str]] = {
+    "adapter": (None, None, "Adapter under test: MODULE:FACTORY returning a harness-v1 adapter."),
+    "capabilities": (
+        None,
+        None,
+        "YAML/JSON capability declaration (AdapterCapabilities.from_file); overrides the "
+        "factory's `capabilities` attribute.",
+    ),
+    "profile": (
+        "smoke",
+        ("smoke", "standard", "exhaustive"),
+        "Conformance depth (examples per property check).",
+    ),
+    "sandbox": ("local", ("local", "docker"), "Sandbox provider the checks use."),
+    "backend": ("asyncio", ("asyncio", "trio"), "anyio backend the checks run on."),
+    "seed": ("0", None, "Seed for generated scenarios."),
+    "expectations": (None, None, "YAML of known bugs (`xfail: {check_id: reason}`), strict."),
+    "bundle_dir": ("harness-testkit-out/bundles", None, "Where failing checks write bundles."),
+    "example_database": (
+        "harness-testkit-out/hypothesis",
+        None,
+        "Hypothesis example database: failures found once are replayed first ('none': off).",
+    ),
+}
+
+#: Markers the plugin puts on every conformance test (select with ``-m``).
+MARKERS = (
+    "harness_v1: a harness-v1 conformance check (harness-testkit)",
+    "harness_black_box: conformance check of the black-box tier",
+    "harness_scripted: conformance check of the scripted tier (needs `scripting`)",
+    "harness_must: conformance check verifying a MUST requirement",
+    "harness_should: conformance check whose strongest requirement is a SHOULD",
+    "harness_may: conformance check whose strongest requirement is a MAY",
+)
+
+#: Adapters the run checked: id(factory) -> (AdapterTarget, CapabilityResolution).
+TARGETS = pytest.StashKey[dict[int, tuple[Any, Any]]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``harness-testkit`` option group and its ini twins."""
+    group = parser.getgroup("harness-testkit", "harness-v1 conformance (harness-testkit)")
+    for name, (default, choices, text) in OPTIONS.items():
+        flag = f"--harness-{name.replace('_', '-')}"
+        shown = f" (default: {default})" if default is not None else ""
+        group.addoption(
+            flag,
+            action="store",
+            default=None,
+            choices=choices,
+            dest=f"harness_{name}",
+            help=f"{text}{shown} [ini: harness_{name}]",
+        )
+        parser.addini(f"harness_{name}", f"{text}{shown}", default=default)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers (so ``--strict-markers`` projects can select on them)."""
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    config.stash[TARGETS] = {}
+
+
+def option_value(config: pytest.Config, name: str) -> str | None:
+    """An option's value: command line, else ini, else the default.
+
+    Raises:
+        pytest.UsageError: an ini value outside the option's choices.
+    """
+    value = config.getoption(f"harness_{name}")
+    if value is None:
+        value = config.getini(f"harness_{name}") or None
+        choices = OPTIONS[name][1]
+        if value is not None and choices is not None and value not in choices:
+            raise pytest.UsageError(
+                f"ini option harness_{name} = {value!r}: use one of {', '.join(choices)}"
+            )
+    return None if value is None else str(value)
+
+
+def load_factory(spec: str) -> Any:
+    """Import ``package.module:factory`` and return the callable.
+
+    Raises:
+        pytest.UsageError: naming what is wrong with ``spec``.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise pytest.UsageError(
+            f"--harness-adapter={spec!r} must look like 'package.module:factory'."
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise pytest.UsageError(
+            f"--harness-adapter: cannot import {module_name!r}: {error}"
+        ) from error
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise pytest.UsageError(
+            f"--harness-adapter: {module_name}.{attribute} is missing or not callable."
+        )
+    return factory
+
+
+@pytest.fixture
+def harness_adapter(request: pytest.FixtureRequest) -> Any:
+    """The adapter factory under test; override this fixture or set ``harness_adapter``."""
+    spec = option_value(request.config, "adapter")
+    if spec is None:
+        pytest.skip(
+            "no adapter under test: override the `harness_adapter` fixture in conftest.py, "
+            "pass --harness-adapter=package.module:factory or set the ini option "
+            "harness_adapter"
+        )
+    return load_factory(spec)
+
+
+@pytest.fixture
+def harness_capabilities(request: pytest.FixtureRequest) -> Any:
+    """The capability declaration from ``--harness-capabilities FILE``, else ``None``.
+
+    ``None`` means: the factory's ``capabilities`` attribute, else what the adapter
+    shows (inferred), else the conservative defaults; the terminal summary says which.
+    """
+    path = option_value(request.config, "capabilities")
+    if path is None:
+        return None
+    from harness_testkit.conformance import AdapterCapabilities
+
+    try:
+        return AdapterCapabilities.from_file(_relative(request.config, path))
+    except ValueError as error:
+        raise pytest.UsageError(f"--harness-capabilities: {error}") from None
+
+
+@pytest.fixture
+def harness_run_options(request: pytest.FixtureRequest) -> RunOptions:
+    """Run options from the options above (profile, sandbox, backend, seed, ...)."""
+    from harness_testkit.conformance import Expectations, RunOptions
+
+    config = request.config
+    seed_text = option_value(config, "seed") or "0"
+    try:
+        seed = int(seed_text)
+    except ValueError:
+        raise pytest.UsageError(f"harness seed {seed_text!r} is not an integer") from None
+    expectations = option_value(config, "expectations")
+    try:
+        loaded = (
+            Expectations.load(_relative(config, expectations)) if expectations else Expectations()
+        )
+    except ValueError as error:
+        raise pytest.UsageError(f"--harness-expectations: {error}") from None
+    database = option_value(config, "example_database")
+    return RunOptions(
+        profile=option_value(config, "profile") or "smoke",
+        sandbox=option_value(config, "sandbox") or "local",  # type: ignore[arg-type]
+        backend=option_value(config, "backend") or "asyncio",  # type: ignore[arg-type]
+        seed=seed,
+        bundle_dir=_relative(config, option_value(config, "bundle_dir") or "."),
+        expectations=loaded,
+        example_database=None if database in (None, "none") else _relative(config, database),
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Print the effective capabilities of every adapter the run checked."""
+    for target, resolution in config.stash.get(TARGETS, {}).values():
+        terminalreporter.section(f"harness-testkit: {target.name}")
+        for line in resolution.describe():
+            terminalreporter.write_line(line)
+
+
+def _relative(config: pytest.Config, path: str) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else Path(config.rootpath) / candidate
