@@ -48,11 +48,16 @@ def _one(ctx: CheckContext) -> st.SearchStrategy[Any]:
     return st.just({})
 
 
+#: The single-scenario checks have one class: their one scenario, run every time.
+_ONE = {"the one scenario": lambda scenario: True}
+
+
 @property_check(
     "scripted.mcp-tools",
     title="MCP tool calls are runtime-executed: providerExecuted, dynamic when undeclared",
     requirements=("TOOLSPEC-017", "TOOLSPEC-018"),
     scenarios=_one,
+    classes=_ONE,
 )
 async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     adapter = ctx.adapter()
@@ -88,6 +93,7 @@ async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     title="Each compaction is reported by exactly one compaction part, on completion",
     requirements=("STREAM-021",),
     scenarios=_one,
+    classes=_ONE,
 )
 async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.fake_harness import CompactionPerformed
@@ -121,6 +127,7 @@ async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> Non
     title="Each turn's skills and instructions reach the runtime; skills of the previous turn are replaced",
     requirements=("ADAPTER-027", "PROMPT-007"),
     scenarios=_one,
+    classes=_ONE,
 )
 async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.fake_harness import TurnStarted
@@ -168,6 +175,7 @@ async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     title="A user message submitted during a running turn reaches that turn",
     requirements=("STOP-014",),
     scenarios=_one,
+    classes=_ONE,
     needs=("steering",),
 )
 async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
@@ -204,6 +212,7 @@ async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) 
     title="The adapter never stops or destroys the sandbox session it was given",
     requirements=("ADAPTER-017",),
     scenarios=_one,
+    classes=_ONE,
 )
 async def sandbox_ownership(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     provider = ctx.sandbox_provider()
@@ -242,6 +251,7 @@ async def sandbox_ownership(ctx: CheckContext, scenario: Mapping[str, Any]) -> N
     title="askUserQuestions calls wait for the host's answer and the answer reaches the runtime",
     requirements=("HOSTTOOL-027",),
     scenarios=_one,
+    classes=_ONE,
 )
 async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.fake_harness import ToolResultReceived
