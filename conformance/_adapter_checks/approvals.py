@@ -47,6 +47,14 @@ __all__ = ["CHECKS"]
 _PERMISSION_MODE_NAMES = ("allow-all", "allow-edits", "allow-reads")
 
 
+#: The requirement of each permission mode's approval rule.
+_MODE_RULES = {
+    "allow-all": "APPROVAL-002",
+    "allow-edits": "APPROVAL-003",
+    "allow-reads": "APPROVAL-004",
+}
+
+
 def _fields_are(**fields: Any) -> Callable[[Mapping[str, Any]], bool]:
     """Membership test of a class of scenarios whose ``fields`` have these values."""
     return lambda scenario: all(scenario[key] == value for key, value in fields.items())
@@ -167,13 +175,8 @@ async def permission_modes(ctx: CheckContext, scenario: Mapping[str, Any]) -> No
         needs = requires_approval(mode, kind)
         was_asked = call_id in asked
         if needs != was_asked:
-            requirement = {
-                "allow-all": "APPROVAL-002",
-                "allow-edits": "APPROVAL-003",
-                "allow-reads": "APPROVAL-004",
-            }[mode]
             raise CheckFailed(
-                requirement,
+                _MODE_RULES[mode],
                 f"built-in '{name}' ({kind}) under {mode}: approval asked={was_asked}, expected {needs}",
             )
         ran = sum(1 for entry in executed.get(call_id, []) if entry.executed)

@@ -29,7 +29,7 @@ from harness_testkit.spec import (
     baseline_input_problems,
 )
 
-from .support import turn_already_over, validate_state
+from .support import judge_recorded_states, returned_state, turn_already_over, validate_state
 
 __all__ = ["CHECKS"]
 
@@ -339,9 +339,7 @@ async def detach_resume(ctx: CheckContext) -> None:
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent, session_id="conformance-detach")
     await _completed_turn(ctx, agent, session)
-    state = await session.detach()
-    raw = adapter.sessions[-1].states[-1]["state"]
-    validate_state(adapter, raw, "resume-session")
+    state = await returned_state(adapter, session.detach, "resume-session")
     if ctx.capabilities.resume:
         await _resume_and_prompt(ctx, state, "conformance-detach")
 
@@ -364,9 +362,7 @@ async def stop_resume(ctx: CheckContext) -> None:
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent, session_id="conformance-stop")
     await _completed_turn(ctx, agent, session)
-    state = await session.stop()
-    raw = adapter.sessions[-1].states[-1]["state"]
-    validate_state(adapter, raw, "resume-session")
+    state = await returned_state(adapter, session.stop, "resume-session")
     if ctx.capabilities.resume:
         await _resume_and_prompt(ctx, state, "conformance-stop")
 
@@ -451,6 +447,8 @@ async def suspend_continue(ctx: CheckContext) -> None:
             "ADAPTER-031", f"done() raised after do_suspend_turn: {recorded.slices[0].done_error}"
         )
     if state is None:
+        # The agent refuses an invalid state: the rule the state broke comes first.
+        judge_recorded_states(adapter, "continue-turn")
         if turn_already_over(suspend_error):
             raise CheckSkipped(
                 f"the turn finished before it could be suspended ({suspend_error}); "
@@ -625,12 +623,16 @@ async def steering(ctx: CheckContext) -> None:
         ):
             raise CheckFailed("ADAPTER-044", "the prompt control lacks submit_tool_result or done")
         await control.done()
-    if has_steering != ctx.capabilities.steering:
+    if has_steering and not ctx.capabilities.steering:
+        raise CheckFailed(
+            "ADAPTER-010",
+            "the prompt control offers submit_user_message although steering is not "
+            "declared: a runtime that cannot steer omits the method",
+        )
+    if ctx.capabilities.steering and not has_steering:
         raise CheckFailed(
             "STOP-013",
-            "steering support differs from the declaration (capability honesty)",
-            expected=ctx.capabilities.steering,
-            observed=has_steering,
+            "steering is declared but the prompt control has no submit_user_message",
         )
 
 

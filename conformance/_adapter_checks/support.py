@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from harness_testkit.conformance._checks import CheckFailed
@@ -34,8 +34,10 @@ __all__ = [
     "executable_builtins",
     "executions",
     "grammar_first",
+    "judge_recorded_states",
     "make_script",
     "observations",
+    "returned_state",
     "set_script",
     "turn_already_over",
     "validate_state",
@@ -220,6 +222,34 @@ def validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> Non
         raise CheckFailed(
             "LIFECYCLE-006", f"the {expected} state changes through a JSON round trip"
         )
+
+
+async def returned_state(
+    adapter: RecordingAdapter, produce: Callable[[], Awaitable[Any]], expected: str
+) -> Any:
+    """``await produce()`` (the agent's detach/stop), judging the adapter's raw state first.
+
+    The agent validates the state the adapter returned and refuses a bad one; that
+    refusal is the lifecycle rule the state broke (LIFECYCLE-005/006/007), so the raw
+    state recorded from the adapter is judged before the agent's error counts.
+    """
+    try:
+        state = await produce()
+    except Exception:
+        judge_recorded_states(adapter, expected)
+        raise
+    judge_recorded_states(adapter, expected)
+    return state
+
+
+def judge_recorded_states(adapter: RecordingAdapter, expected: str) -> None:
+    """:func:`validate_state` over the last state the adapter's last session returned."""
+    method = "do_suspend_turn" if expected == "continue-turn" else None
+    for session in reversed(adapter.sessions):
+        states = [item for item in session.states if method is None or item["from"] == method]
+        if states:
+            validate_state(adapter, states[-1]["state"], expected)
+            return
 
 
 def turn_already_over(error: BaseException | None) -> bool:

@@ -75,6 +75,25 @@ async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
         raise CheckFailed("TOOLSPEC-017", f"expected one MCP tool-call m1, saw {len(calls)}")
     call = calls[0]
     declared = call.tool_name in adapter.builtin_tools
+    # The adapter's own part decides (the agent marks any call it rejects dynamic).
+    wires = [
+        to_wire(part)
+        for recorded in adapter.sessions
+        for piece in recorded.slices
+        for part in piece.parts
+    ]
+    emitted = [w for w in wires if w.get("type") == "tool-call" and w.get("toolCallId") == "m1"]
+    if any(
+        wire.get("providerExecuted") is not True
+        or (not declared and wire.get("dynamic") is not True)
+        for wire in emitted
+    ):
+        raise CheckFailed(
+            "TOOLSPEC-017",
+            "the adapter's MCP tool-call must carry providerExecuted: true (and dynamic: true "
+            "when the tool is not declared)",
+            observed=emitted,
+        )
     if call.provider_executed is not True or (not declared and call.dynamic is not True):
         raise CheckFailed(
             "TOOLSPEC-017",

@@ -97,6 +97,36 @@ def _filter_ignored(session: MutantSession) -> None:
     runtime_options(session, builtin_tool_filtering=None)
 
 
+def _failing_builtin_loses_error(session: MutantSession, part: Any) -> list[Any]:
+    if (
+        isinstance(part, ToolResultPart)
+        and part.is_error
+        and part.tool_name in session.adapter.builtin_tools
+    ):
+        return [part.model_copy(update={"is_error": None})]
+    return [part]
+
+
+def _mcp_input_dropped(session: MutantSession, part: Any) -> list[Any]:
+    if isinstance(part, ToolCallPart) and part.tool_name.startswith("mcp__"):
+        return [part.model_copy(update={"input": "{}"})]
+    return [part]
+
+
+def _host_error_echoed_as_success(session: MutantSession, part: Any) -> list[Any]:
+    if not isinstance(part, ToolResultPart) or not part.is_error or part.dynamic:
+        return [part]
+    if part.tool_name in session.adapter.builtin_tools:
+        return [part]
+    return [part.model_copy(update={"is_error": False})]
+
+
+def _deny_filter_ignored(session: MutantSession) -> None:
+    given = session.start_options.builtin_tool_filtering
+    if given is not None and given.mode == "deny":
+        runtime_options(session, builtin_tool_filtering=None)
+
+
 class _FilteringClaimed(MutantAdapter):
     @property
     def supports_builtin_tool_filtering(self) -> bool:
@@ -169,6 +199,36 @@ DEFECTS: tuple[Defect, ...] = (
         "Common built-ins declare the tool kind `write`, which harness-v1 does not know.",
         profile="claude-code",
         tools=_unknown_tool_kind,
+    ),
+    Defect(
+        "failing-builtin-loses-is-error",
+        "TRANSLATE-012",
+        _MERGING,
+        "A built-in that fails in the runtime is reported as a tool-result without isError.",
+        profile="claude-code",
+        rewrite=_failing_builtin_loses_error,
+    ),
+    Defect(
+        "mcp-input-dropped",
+        "ADAPTER-057",
+        _MERGING,
+        "MCP tool-calls carry `{}` instead of the input the model gave.",
+        rewrite=_mcp_input_dropped,
+    ),
+    Defect(
+        "host-error-echoed-as-success",
+        "HOSTTOOL-007",
+        _MERGING,
+        "A failed host tool's result is echoed as a tool-result with isError false.",
+        rewrite=_host_error_echoed_as_success,
+    ),
+    Defect(
+        "deny-filter-allows-all",
+        "FILTER-010",
+        _FILTERING,
+        "The runtime ignores deny lists: every built-in a deny filter excludes still runs.",
+        profile="claude-code",
+        on_start=_deny_filter_ignored,
     ),
     Defect(
         "filter-mode-inverted",
