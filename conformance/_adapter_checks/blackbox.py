@@ -276,6 +276,13 @@ async def session_identity(ctx: CheckContext) -> None:
     agent = ctx.agent(adapter)
     await ctx.create_session(agent, session_id="conformance-identity")
     (live,) = adapter.live_sessions
+    if hasattr(adapter.inner, "capabilities"):
+        raise CheckFailed(
+            "ADAPTER-009",
+            "the adapter has a static `capabilities` object; harness-v1 signals optional "
+            "features by optional control methods and HarnessCapabilityUnsupportedError",
+            observed=repr(adapter.inner.capabilities)[:200],
+        )
     for member in (
         "do_prompt_turn",
         "do_continue_turn",
@@ -298,6 +305,17 @@ async def session_identity(ctx: CheckContext) -> None:
         raise CheckFailed(
             "ADAPTER-024", "a fresh session must report is_resume=False", observed=live.is_resume
         )
+
+
+def _runtime_events(adapter: RecordingAdapter) -> list[str]:
+    """The lifecycle events the runtime itself logged (adapters with the scripting
+    extension's observation log; empty for others)."""
+    log = getattr(adapter.inner, "observations", None)
+    if log is None:
+        return []
+    from harness_testkit.fake_harness import LifecycleEvent
+
+    return [entry.event for entry in log.of_kind(LifecycleEvent)]
 
 
 async def _completed_turn(ctx: CheckContext, agent: HarnessAgent, session: AgentSession) -> None:
@@ -340,6 +358,12 @@ async def detach_resume(ctx: CheckContext) -> None:
     session = await ctx.create_session(agent, session_id="conformance-detach")
     await _completed_turn(ctx, agent, session)
     state = await returned_state(adapter, session.detach, "resume-session")
+    if "stop" in _runtime_events(adapter) or "destroy" in _runtime_events(adapter):
+        raise CheckFailed(
+            "ADAPTER-033",
+            "do_detach tore the runtime down (its log records a stop or destroy)",
+            observed=_runtime_events(adapter),
+        )
     if ctx.capabilities.resume:
         await _resume_and_prompt(ctx, state, "conformance-detach")
 
@@ -363,6 +387,13 @@ async def stop_resume(ctx: CheckContext) -> None:
     session = await ctx.create_session(agent, session_id="conformance-stop")
     await _completed_turn(ctx, agent, session)
     state = await returned_state(adapter, session.stop, "resume-session")
+    events = _runtime_events(adapter)
+    if events and "stop" not in events:
+        raise CheckFailed(
+            "ADAPTER-034",
+            "do_stop returned a state but did not stop the runtime (its log records no stop)",
+            observed=events,
+        )
     if ctx.capabilities.resume:
         await _resume_and_prompt(ctx, state, "conformance-stop")
 

@@ -9,6 +9,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel, TypeAdapter
+
 from harness_testkit.conformance._checks import CheckFailed
 from harness_testkit.conformance._context import CheckContext
 from harness_testkit.conformance._grammar import recorded_violations, to_wire
@@ -218,10 +220,33 @@ def validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> Non
         )
     except Exception as error:
         raise CheckFailed("LIFECYCLE-005", f"the {expected} state is invalid: {error}") from error
+    schema_problem = _off_schema(getattr(adapter, "lifecycle_state_schema", None), state.data)
+    if schema_problem is not None:
+        raise CheckFailed(
+            "ADAPTER-008",
+            f"the {expected} state's data does not validate against the adapter's own "
+            f"lifecycle_state_schema: {schema_problem}",
+        )
     if json.loads(json.dumps(state.to_wire())) != state.to_wire():
         raise CheckFailed(
             "LIFECYCLE-006", f"the {expected} state changes through a JSON round trip"
         )
+
+
+def _off_schema(schema: Any, data: Any) -> str | None:
+    """Why ``data`` fails ``schema`` (a pydantic model, TypeAdapter or parsing callable)."""
+    if schema is None:
+        return None
+    try:
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            schema.model_validate(data)
+        elif isinstance(schema, TypeAdapter):
+            schema.validate_python(data)
+        elif callable(schema):
+            schema(data)
+    except Exception as error:
+        return str(error).splitlines()[0]
+    return None
 
 
 async def returned_state(

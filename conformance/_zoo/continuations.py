@@ -98,6 +98,14 @@ class _ContinueRefusedAfterRestore(MutantSession):
         return await super().do_continue_turn(options)
 
 
+def _data_off_schema(session: MutantSession, state: Any) -> Any:
+    wire = wire_state(state)
+    data = wire.get("data")
+    if isinstance(data, dict):
+        wire["data"] = {**data, "runtimeVersion": 2}  # JSON, but not in the adapter's schema
+    return wire
+
+
 def _suspend_returns_resume_state(session: MutantSession, state: Any) -> Any:
     wire = wire_state(state)
     if wire.get("type") == "continue-turn":
@@ -160,6 +168,13 @@ DEFECTS: tuple[Defect, ...] = (
         _AREA,
         "Lifecycle state data holds a Python set.",
         state=_not_json_data,
+    ),
+    Defect(
+        "state-data-off-schema",
+        "ADAPTER-008",
+        _AREA,
+        "Lifecycle state data carries a key the adapter's own lifecycle_state_schema rejects.",
+        state=_data_off_schema,
     ),
     Defect(
         "resume-state-with-pending-list",

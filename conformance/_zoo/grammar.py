@@ -6,6 +6,7 @@ from typing import Any
 
 from harness_testkit.fake_harness import DropFinishStepFault
 from harness_testkit.spec import (
+    ErrorPart,
     FileChangePart,
     FinishPart,
     FinishStepPart,
@@ -135,6 +136,13 @@ def _usage_not_reported(session: MutantSession, part: Any) -> list[Any]:
     return [part]
 
 
+def _error_parts_before_finish(session: MutantSession, part: Any) -> list[Any]:
+    if isinstance(part, FinishPart):
+        hiccup = ErrorPart(error="runtime hiccup")
+        return [hiccup, hiccup, part]
+    return [part]
+
+
 _GRAMMAR = "stream grammar"
 _DYNAMIC = "dynamic parts"
 
@@ -237,6 +245,13 @@ DEFECTS: tuple[Defect, ...] = (
         _GRAMMAR,
         "finish-step reports zero tokens instead of the usage the runtime reported.",
         rewrite=_usage_not_reported,
+    ),
+    Defect(
+        "two-error-parts-per-turn",
+        "TRANSLATE-019",
+        _GRAMMAR,
+        "Every turn reports two `error` parts before its `finish`.",
+        rewrite=_error_parts_before_finish,
     ),
     Defect(
         "file-change-wrong-event",

@@ -127,6 +127,24 @@ def _deny_filter_ignored(session: MutantSession) -> None:
         runtime_options(session, builtin_tool_filtering=None)
 
 
+_NARROW_QUESTIONS = {
+    "type": "object",
+    "properties": {"prompt": {"type": "string"}},
+    "required": ["prompt"],
+}
+
+
+def _narrow_questions_tool(adapter: MutantAdapter) -> Mapping[str, BuiltinTool]:
+    questions = BuiltinTool(native_name="askUserQuestions", input_schema=_NARROW_QUESTIONS)
+    return {**adapter.fake.builtin_tools, "askUserQuestions": questions}
+
+
+def _result_renamed(session: MutantSession, part: Any) -> list[Any]:
+    if isinstance(part, ToolResultPart) and part.tool_name in session.adapter.builtin_tools:
+        return [part.model_copy(update={"tool_name": f"{part.tool_name}Result"})]
+    return [part]
+
+
 class _FilteringClaimed(MutantAdapter):
     @property
     def supports_builtin_tool_filtering(self) -> bool:
@@ -199,6 +217,21 @@ DEFECTS: tuple[Defect, ...] = (
         "Common built-ins declare the tool kind `write`, which harness-v1 does not know.",
         profile="claude-code",
         tools=_unknown_tool_kind,
+    ),
+    Defect(
+        "questions-tool-narrow-schema",
+        "TOOLSPEC-015",
+        _MERGING,
+        "The declared askUserQuestions built-in requires `prompt`, rejecting shared question inputs.",
+        tools=_narrow_questions_tool,
+    ),
+    Defect(
+        "result-names-another-tool",
+        "STREAM-015",
+        _MERGING,
+        "Built-in tool-results carry `<name>Result` instead of their call's toolName.",
+        profile="claude-code",
+        rewrite=_result_renamed,
     ),
     Defect(
         "failing-builtin-loses-is-error",
