@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import click
 
+from harness_testkit.conformance._adapter_checks.registry import ordered_checks
 from harness_testkit.conformance._context import AdapterTarget
 from harness_testkit.conformance._report import Report
 from harness_testkit.conformance._runner import RunOptions, run_suite
@@ -284,8 +285,6 @@ def _adapter_facing(levels: Iterable[str]) -> list[Any]:
 
 
 def _checked() -> set[str]:
-    from harness_testkit.conformance._adapter_checks.registry import ordered_checks
-
     return {requirement for item in ordered_checks() for requirement in item.requirements}
 
 
