@@ -251,17 +251,21 @@ async def emission_equals_script(ctx: CheckContext, scenario: Mapping[str, Any])
     agent = ctx.agent(adapter, tools=_host_tools(), sandbox_config=SEEDED)
     session = await ctx.create_session(agent)
     with grammar_first(ctx):
-        await ctx.run_prompt(agent, session, "emission")
+        consumer = await ctx.run_prompt(agent, session, "emission")
     parts = [to_wire(part) for item in adapter.sessions for s in item.slices for part in s.parts]
     allowed: set[str] = set(ctx.capabilities.emission_differences)
-    _compare_blocks(scenario, parts, allowed)
+    failure = next((to_wire(part) for part in consumer if part.type == "error"), None)
+    _compare_blocks(scenario, parts, allowed, failure)
     _compare_calls(adapter, calls, parts)
     if "usage" not in allowed:
         _compare_usage(scenario, parts)
 
 
 def _compare_blocks(
-    scenario: Mapping[str, Any], parts: Sequence[dict[str, Any]], allowed: set[str]
+    scenario: Mapping[str, Any],
+    parts: Sequence[dict[str, Any]],
+    allowed: set[str],
+    failure: Any = None,
 ) -> None:
     expected = _expected_blocks(scenario)
     observed = _blocks(parts)
@@ -269,10 +273,11 @@ def _compare_blocks(
         expected = [block for block in expected if block[0] == "text"]
         observed = [block for block in observed if block[0] == "text"]
     if observed != expected:
+        ended = f"; the turn failed: {failure}" if failure is not None else ""
         raise CheckFailed(
             "ADAPTER-056",
             "the text and reasoning blocks differ from the model's (compared per block, "
-            "whatever the chunking)",
+            f"whatever the chunking){ended}",
             expected=expected,
             observed=observed,
         )
