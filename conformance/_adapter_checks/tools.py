@@ -74,8 +74,14 @@ def _lists(mode: str) -> Any:
     )
 
 
+def _shadowable(builtins: Sequence[str]) -> list[str]:
+    """Built-in names a host tool may shadow: all but ``askUserQuestions``, which notes
+    1.1.9 reserve against host tools (the agent refuses it as a host tool name)."""
+    return [name for name in builtins if name != "askUserQuestions"]
+
+
 def _merging_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
-    builtins = list(ctx.target.factory().builtin_tools)
+    builtins = _shadowable(list(ctx.target.factory().builtin_tools))
     names = st.sampled_from([*builtins[:4], *USER_TOOL_NAMES])
     return st.fixed_dictionaries({"userTools": st.lists(names, unique=True, max_size=4)})
 
@@ -107,7 +113,7 @@ def _merging_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
 )
 async def tool_merging(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     adapter = ctx.adapter()
-    user_names = _resolve_builtins(scenario["userTools"], list(adapter.builtin_tools))
+    user_names = _resolve_builtins(scenario["userTools"], _shadowable(list(adapter.builtin_tools)))
     builtins = executable_builtins(adapter)
     counter = HostToolCounter()
     host_calls = [

@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from harness_testkit.spec import (
+    QUESTIONS_TOOL_INPUT_SCHEMA,
     BuiltinTool,
     BuiltinToolFiltering,
+    JSONValue,
     ToolCallPart,
     ToolInputStartPart,
     ToolResultPart,
@@ -145,6 +147,21 @@ def _result_renamed(session: MutantSession, part: Any) -> list[Any]:
     return [part]
 
 
+def _questions_tool(adapter: MutantAdapter) -> Mapping[str, BuiltinTool]:
+    schema = dict(QUESTIONS_TOOL_INPUT_SCHEMA)
+    questions = BuiltinTool(native_name="askUserQuestions", input_schema=schema)
+    return {**adapter.fake.builtin_tools, "askUserQuestions": questions}
+
+
+def _questions_answered_by_runtime(session: MutantSession, part: Any) -> list[Any]:
+    turn = session.inner.turn
+    if isinstance(part, ToolCallPart) and part.tool_name == "askUserQuestions" and turn:
+        # The runtime answers for the user instead of waiting for the host.
+        answer: JSONValue = {"action": "declined"}
+        turn.record.inbox.tool_results[part.tool_call_id] = {"output": answer, "isError": False}
+    return [part]
+
+
 class _FilteringClaimed(MutantAdapter):
     @property
     def supports_builtin_tool_filtering(self) -> bool:
@@ -224,6 +241,14 @@ DEFECTS: tuple[Defect, ...] = (
         _MERGING,
         "The declared askUserQuestions built-in requires `prompt`, rejecting shared question inputs.",
         tools=_narrow_questions_tool,
+    ),
+    Defect(
+        "questions-answered-by-runtime",
+        "HOSTTOOL-027",
+        _MERGING,
+        "The runtime answers a declared askUserQuestions call itself instead of waiting for the host.",
+        tools=_questions_tool,
+        rewrite=_questions_answered_by_runtime,
     ),
     Defect(
         "result-names-another-tool",
