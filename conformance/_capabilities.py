@@ -48,6 +48,10 @@ class AdapterCapabilities(BaseModel):
             or ``lossy`` (the in-flight step is recomputed); ``None`` when unknown.
         scripting: The adapter implements the kit's scripting extension
             (``set_script`` and ``observations``), enabling the deep property suites.
+        emission_differences: What a lossy adapter cannot carry over from its model
+            (``scripted.emission-equals-script`` ignores these): ``reasoning`` (its
+            runtime hides or merges reasoning blocks), ``usage`` (it reports estimated
+            step usage).
         prompts: Prompts the black-box checks may send.
         turn_timeout: Seconds one turn may take before the suite calls it hung.
     """
@@ -62,6 +66,7 @@ class AdapterCapabilities(BaseModel):
     resume: bool = False
     continuation: Literal["lossless", "lossy"] | None = None
     scripting: bool = False
+    emission_differences: tuple[Literal["reasoning", "usage"], ...] = ()
     prompts: tuple[str, ...] = Field(default=("Reply with a short greeting.",), min_length=1)
     turn_timeout: float = Field(default=30.0, gt=0)
 

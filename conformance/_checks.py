@@ -9,7 +9,7 @@ scenarios; the runner draws, shrinks and records the minimal failing scenario so
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -73,6 +73,10 @@ class Check:
     scenarios: Callable[[CheckContext], SearchStrategy[Any]] | None = field(default=None)
     #: Scenarios run before any generated one, in this order (hypothesis ``@example``).
     examples: tuple[Any, ...] = ()
+    #: The property's equivalence classes: name -> whether a scenario belongs to it.
+    #: Every run, at every profile and seed, exercises each class at least once (the
+    #: explicit examples cover them all; ``tests/conformance/test_class_coverage.py``).
+    classes: Mapping[str, Callable[[Any], bool]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         known = self.capability_names()
@@ -131,6 +135,7 @@ def property_check(
     needs: Iterable[str] = (),
     depends_on: Iterable[str] = (),
     examples: Iterable[Any] = (),
+    classes: Mapping[str, Callable[[Any], bool]] | None = None,
 ) -> Callable[[Callable[[CheckContext, Any], Awaitable[None]]], Check]:
     """Turn an async function run once per generated JSON scenario into a :class:`Check`.
 
@@ -145,6 +150,9 @@ def property_check(
         examples: Explicit JSON scenarios that run first, in order, on every run and
             whatever the seed (for corners a few random draws could miss); they count
             as examples but are never shrunk.
+        classes: The property's equivalence classes (name -> membership test of a
+            scenario); the examples must cover every class, so no verdict depends on
+            the seed's luck.
 
     Returns:
         A decorator returning the :class:`Check` (a registry module lists it).
@@ -161,6 +169,7 @@ def property_check(
             run_scenario=function,
             scenarios=scenarios,
             examples=tuple(examples),
+            classes=dict(classes or {}),
         )
 
     return decorate

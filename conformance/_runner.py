@@ -27,6 +27,7 @@ from ._checks import Check, CheckFailed, CheckSkipped
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
 from ._hypothesis import database_key, property_settings
 from ._report import CheckResult, Report, dump_json, strongest_level
+from ._shrinking import ShrinkBudget, ShrinkingCut
 
 __all__ = ["Expectations", "RunOptions", "run_check", "run_suite"]
 
@@ -77,6 +78,9 @@ class RunOptions:
     expectations: Expectations = field(default_factory=Expectations)
     #: Hypothesis example database (failures replayed first next time); ``None``: none.
     example_database: Path | None = None
+    #: Seconds a failing property check may spend shrinking (then it reports the
+    #: smallest scenario found so far and keeps the unshrunk one in the bundle).
+    shrink_seconds: float = 30.0
 
     @property
     def profile_settings(self) -> Profile:
@@ -130,6 +134,7 @@ def run_check(
     started = time.perf_counter()
     examples: int | None = None
     failing_scenario: Any = None
+    unshrunk: Any = None
     with _workdir() as workdir:
         context_holder: list[CheckContext] = []
 
@@ -157,11 +162,13 @@ def run_check(
             failing_scenario = getattr(
                 failure, "scenario", failing_scenario if scenario is None else scenario
             )
+            unshrunk = getattr(failure, "unshrunk_scenario", None)
         except Exception as error:  # an adapter crash is a failure of the check's MUST
             status = "fail"
             message = f"{type(error).__name__}: {error}"
             failed = check.requirements[0]
             failing_scenario = getattr(error, "scenario", scenario)
+            unshrunk = getattr(error, "unshrunk_scenario", None)
         transcript = context_holder[-1].transcript() if context_holder else []
     duration = time.perf_counter() - started
     # The target's known deviations count too, so every caller (CLI, selftest reference
@@ -178,7 +185,7 @@ def run_check(
     bundle = None
     if status == "fail" and options.bundle_dir is not None:
         bundle = _write_bundle(
-            options, target, check, message, failed, failing_scenario, transcript
+            options, target, check, message, failed, failing_scenario, transcript, unshrunk
         )
     failed_level = None
     if failed is not None:
@@ -227,14 +234,17 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
     strategy = check.scenarios(probe)
     count = [0]
     last_failure: list[Any] = [None]
+    budget = ShrinkBudget(options.shrink_seconds)
 
     @given(strategy)
     def run(scenario: Any) -> None:
+        budget.check()
         count[0] += 1
         try:
             anyio.run(_run_once, check, new_context(), scenario, backend=options.backend)
-        except Exception:
+        except Exception as error:
             last_failure[0] = scenario
+            budget.failed(scenario, error)
             raise
 
     # Hypothesis runs explicit examples last-decorated first: decorate in reverse so
@@ -249,6 +259,8 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
 
     try:
         run()
+    except ShrinkingCut:
+        raise budget.cut_error() from None
     except CheckFailed as failure:
         failure.scenario = last_failure[0]  # type: ignore[attr-defined]
         raise
@@ -266,6 +278,7 @@ def _write_bundle(
     requirement: str | None,
     scenario: Any,
     transcript: list[dict[str, Any]],
+    unshrunk: Any = None,
 ) -> Path:
     assert options.bundle_dir is not None
     options.bundle_dir.mkdir(parents=True, exist_ok=True)
@@ -287,6 +300,8 @@ def _write_bundle(
         "scenario": scenario,
         "transcript": transcript,
     }
+    if unshrunk is not None:
+        bundle["unshrunkScenario"] = unshrunk
     path.write_text(dump_json(bundle), encoding="utf-8")
     return path
 

@@ -191,13 +191,10 @@ def parse_tool_call_input(
             dynamic=True,
             error=ValueError(f"Invalid JSON input for tool '{tool_name}': {input_text!r}"),
         )
-    schema: Any
-    if isinstance(declared, BuiltinTool):
-        schema = declared.input_schema
-        is_dynamic = False
-    else:
-        schema = declared.input_schema
-        is_dynamic = declared.dynamic
+    # Host tools are this module's Tool; anything else is a built-in, whatever its class
+    # (an adapter's own objects satisfying the built-in tool protocol included).
+    schema: Any = declared.input_schema
+    is_dynamic = declared.dynamic if isinstance(declared, Tool) else False
     try:
         _validate(schema, value)
     except (jsonschema.ValidationError, ValidationError) as error:

@@ -45,6 +45,21 @@ __all__ = ["CHECKS"]
 
 
 _PERMISSION_MODE_NAMES = ("allow-all", "allow-edits", "allow-reads")
+
+
+#: The requirement of each permission mode's approval rule.
+_MODE_RULES = {
+    "allow-all": "APPROVAL-002",
+    "allow-edits": "APPROVAL-003",
+    "allow-reads": "APPROVAL-004",
+}
+
+
+def _fields_are(**fields: Any) -> Callable[[Mapping[str, Any]], bool]:
+    """Membership test of a class of scenarios whose ``fields`` have these values."""
+    return lambda scenario: all(scenario[key] == value for key, value in fields.items())
+
+
 _APPROVAL_VIAS = ("continue", "json")
 
 #: Every (mode, answer, route) once, approvals first: twelve scenarios, which the few
@@ -70,6 +85,16 @@ _PERMISSION_EXAMPLES = tuple(
     ),
     needs=("builtin_tool_approvals",),
     examples=_PERMISSION_EXAMPLES,
+    classes={
+        **{
+            f"{mode}, {'approved' if approve else 'denied'}": _fields_are(
+                mode=mode, approve=approve
+            )
+            for mode in _PERMISSION_MODE_NAMES
+            for approve in (True, False)
+        },
+        **{f"answered via {via}": _fields_are(via=via) for via in _APPROVAL_VIAS},
+    },
 )
 async def permission_modes(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.spec import requires_approval
@@ -150,13 +175,8 @@ async def permission_modes(ctx: CheckContext, scenario: Mapping[str, Any]) -> No
         needs = requires_approval(mode, kind)
         was_asked = call_id in asked
         if needs != was_asked:
-            requirement = {
-                "allow-all": "APPROVAL-002",
-                "allow-edits": "APPROVAL-003",
-                "allow-reads": "APPROVAL-004",
-            }[mode]
             raise CheckFailed(
-                requirement,
+                _MODE_RULES[mode],
                 f"built-in '{name}' ({kind}) under {mode}: approval asked={was_asked}, expected {needs}",
             )
         ran = sum(1 for entry in executed.get(call_id, []) if entry.executed)
@@ -188,13 +208,45 @@ async def permission_modes(ctx: CheckContext, scenario: Mapping[str, Any]) -> No
                 )
 
 
+_PLAN_KINDS = ("approve", "deny", "auto-deny", "auto", "client")
+_PLAN_VIAS = ("continue", "messages", "json")
+
+
+def _plan_has(kind: str, approved: bool | None = None) -> Any:
+    def member(scenario: Mapping[str, Any]) -> bool:
+        return any(
+            call == kind and (approved is None or bool(scenario["decisions"][i]) == approved)
+            for i, call in enumerate(scenario["calls"])
+        )
+
+    return member
+
+
+#: Equivalence classes of the host-approval property (the examples cover each).
+HOST_APPROVAL_CLASSES = {
+    "user-approval approved": _plan_has("approve", True),
+    "user-approval denied": lambda s: _plan_has("approve", False)(s) or _plan_has("deny")(s),
+    "denied by the approval setting": _plan_has("auto-deny"),
+    "approved by the approval setting": _plan_has("auto"),
+    "client-side tool": _plan_has("client"),
+    **{f"answered via {via}": _fields_are(via=via) for via in _PLAN_VIAS},
+}
+_HOST_APPROVAL_EXAMPLES = (
+    *(
+        {"calls": list(_PLAN_KINDS[:4]), "decisions": [True, False, False, True], "via": via}
+        for via in _PLAN_VIAS
+    ),
+    {"calls": ["approve", "client"], "decisions": [False, True, True, True], "via": "continue"},
+)
+
+
 def _approval_plan_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
-    call = st.sampled_from(["approve", "deny", "auto-deny", "auto", "client"])
+    call = st.sampled_from(_PLAN_KINDS)
     return st.fixed_dictionaries(
         {
             "calls": st.lists(call, min_size=1, max_size=4),
             "decisions": st.lists(st.booleans(), min_size=4, max_size=4),
-            "via": st.sampled_from(["continue", "messages", "json"]),
+            "via": st.sampled_from(_PLAN_VIAS),
         }
     )
 
@@ -204,6 +256,8 @@ def _approval_plan_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
     title="Host tool approvals pause and resume: nothing runs early, denied never, approved exactly once",
     requirements=("APPROVAL-034", "APPROVAL-020", "HOSTTOOL-006", "LIFECYCLE-041"),
     scenarios=_approval_plan_scenarios,
+    examples=_HOST_APPROVAL_EXAMPLES,
+    classes=HOST_APPROVAL_CLASSES,
 )
 async def host_approvals(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     kinds: list[str] = list(scenario["calls"])

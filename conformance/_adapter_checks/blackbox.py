@@ -29,7 +29,7 @@ from harness_testkit.spec import (
     baseline_input_problems,
 )
 
-from .support import turn_already_over, validate_state
+from .support import judge_recorded_states, returned_state, turn_already_over, validate_state
 
 __all__ = ["CHECKS"]
 
@@ -276,6 +276,13 @@ async def session_identity(ctx: CheckContext) -> None:
     agent = ctx.agent(adapter)
     await ctx.create_session(agent, session_id="conformance-identity")
     (live,) = adapter.live_sessions
+    if hasattr(adapter.inner, "capabilities"):
+        raise CheckFailed(
+            "ADAPTER-009",
+            "the adapter has a static `capabilities` object; harness-v1 signals optional "
+            "features by optional control methods and HarnessCapabilityUnsupportedError",
+            observed=repr(adapter.inner.capabilities)[:200],
+        )
     for member in (
         "do_prompt_turn",
         "do_continue_turn",
@@ -298,6 +305,17 @@ async def session_identity(ctx: CheckContext) -> None:
         raise CheckFailed(
             "ADAPTER-024", "a fresh session must report is_resume=False", observed=live.is_resume
         )
+
+
+def _runtime_events(adapter: RecordingAdapter) -> list[str]:
+    """The lifecycle events the runtime itself logged (adapters with the scripting
+    extension's observation log; empty for others)."""
+    log = getattr(adapter.inner, "observations", None)
+    if log is None:
+        return []
+    from harness_testkit.fake_harness import LifecycleEvent
+
+    return [entry.event for entry in log.of_kind(LifecycleEvent)]
 
 
 async def _completed_turn(ctx: CheckContext, agent: HarnessAgent, session: AgentSession) -> None:
@@ -339,9 +357,13 @@ async def detach_resume(ctx: CheckContext) -> None:
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent, session_id="conformance-detach")
     await _completed_turn(ctx, agent, session)
-    state = await session.detach()
-    raw = adapter.sessions[-1].states[-1]["state"]
-    validate_state(adapter, raw, "resume-session")
+    state = await returned_state(adapter, session.detach, "resume-session")
+    if "stop" in _runtime_events(adapter) or "destroy" in _runtime_events(adapter):
+        raise CheckFailed(
+            "ADAPTER-033",
+            "do_detach tore the runtime down (its log records a stop or destroy)",
+            observed=_runtime_events(adapter),
+        )
     if ctx.capabilities.resume:
         await _resume_and_prompt(ctx, state, "conformance-detach")
 
@@ -364,9 +386,14 @@ async def stop_resume(ctx: CheckContext) -> None:
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent, session_id="conformance-stop")
     await _completed_turn(ctx, agent, session)
-    state = await session.stop()
-    raw = adapter.sessions[-1].states[-1]["state"]
-    validate_state(adapter, raw, "resume-session")
+    state = await returned_state(adapter, session.stop, "resume-session")
+    events = _runtime_events(adapter)
+    if events and "stop" not in events:
+        raise CheckFailed(
+            "ADAPTER-034",
+            "do_stop returned a state but did not stop the runtime (its log records no stop)",
+            observed=events,
+        )
     if ctx.capabilities.resume:
         await _resume_and_prompt(ctx, state, "conformance-stop")
 
@@ -451,6 +478,8 @@ async def suspend_continue(ctx: CheckContext) -> None:
             "ADAPTER-031", f"done() raised after do_suspend_turn: {recorded.slices[0].done_error}"
         )
     if state is None:
+        # The agent refuses an invalid state: the rule the state broke comes first.
+        judge_recorded_states(adapter, "continue-turn")
         if turn_already_over(suspend_error):
             raise CheckSkipped(
                 f"the turn finished before it could be suspended ({suspend_error}); "
@@ -625,12 +654,16 @@ async def steering(ctx: CheckContext) -> None:
         ):
             raise CheckFailed("ADAPTER-044", "the prompt control lacks submit_tool_result or done")
         await control.done()
-    if has_steering != ctx.capabilities.steering:
+    if has_steering and not ctx.capabilities.steering:
+        raise CheckFailed(
+            "ADAPTER-010",
+            "the prompt control offers submit_user_message although steering is not "
+            "declared: a runtime that cannot steer omits the method",
+        )
+    if ctx.capabilities.steering and not has_steering:
         raise CheckFailed(
             "STOP-013",
-            "steering support differs from the declaration (capability honesty)",
-            expected=ctx.capabilities.steering,
-            observed=has_steering,
+            "steering is declared but the prompt control has no submit_user_message",
         )
 
 

@@ -45,8 +45,49 @@ def _continuation_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
                 max_actions=3,
             ).map(lambda script: script.to_wire()),
             "cut": st.integers(min_value=1, max_value=40),
+            "at": st.none() | st.sampled_from(_CUT_PLACES),
         }
     )
+
+
+#: Where an ``at`` cut suspends, relative to the first model step of the whole run.
+_CUT_PLACES = ("before-step", "inside-step", "after-step")
+_TWO_STEPS = {
+    "version": 1,
+    "turns": [
+        {
+            "steps": [
+                {"actions": [{"text": "alpha beta gamma delta"}, {"reasoning": "weighing it"}]},
+                {"actions": [{"text": "all done"}]},
+            ]
+        }
+    ],
+}
+#: Equivalence classes of the continuation property (the examples cover each).
+CONTINUATION_CLASSES = {
+    "cut before a step": lambda scenario: scenario.get("at") == "before-step",
+    "cut inside a step": lambda scenario: scenario.get("at") == "inside-step",
+    "cut after a step": lambda scenario: scenario.get("at") == "after-step",
+}
+_CONTINUATION_EXAMPLES = tuple(
+    {"script": _TWO_STEPS, "cut": 1, "at": place} for place in _CUT_PLACES
+)
+
+
+def _cut_after(scenario: Mapping[str, Any], whole: Sequence[ConsumerPart]) -> int:
+    """How many consumer parts the first slice reads before the suspension."""
+    types = [part.type for part in whole]
+    place = scenario.get("at")
+    if place is not None and "start-step" in types and "finish-step" in types:
+        start, finish = types.index("start-step"), types.index("finish-step")
+        return {
+            "before-step": start,
+            "inside-step": (start + finish + 1) // 2,
+            "after-step": finish + 1,
+        }[place]
+    # The drawn cut wraps around the parts before the terminal one, so the suspension
+    # is requested while the turn still runs instead of after it mostly finished.
+    return 1 + int(scenario["cut"]) % max(1, len(whole) - 1)
 
 
 _VOLATILE = ("timestamp", "id")
@@ -74,6 +115,8 @@ def _normalise(parts: Sequence[ConsumerPart]) -> list[Any]:
     requirements=("ADAPTER-032", "LIFECYCLE-041", "LIFECYCLE-006", "STOP-008"),
     scenarios=_continuation_scenarios,
     needs=("resume",),
+    examples=_CONTINUATION_EXAMPLES,
+    classes=CONTINUATION_CLASSES,
 )
 async def continuations(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     # A suspension may cut a text block or a streamed tool input in two, which the
@@ -95,9 +138,7 @@ async def _split_and_continue(
     whole_session = await ctx.create_session(whole_agent, session_id="cont-whole")
     whole_parts = await ctx.run_prompt(whole_agent, whole_session, "go")
     whole = _normalise(whole_parts)
-    # The drawn cut wraps around the parts before the terminal one, so the suspension
-    # is requested while the turn still runs instead of after it mostly finished.
-    cut_after = 1 + scenario["cut"] % max(1, len(whole_parts) - 1)
+    cut_after = _cut_after(scenario, whole_parts)
 
     first_adapter = ctx.adapter()
     set_script(first_adapter, script)

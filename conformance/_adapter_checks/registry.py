@@ -15,6 +15,8 @@ from . import (
     approvals,
     blackbox,
     continuations,
+    emission,
+    states,
     tools,
     turns,
     workflow,
@@ -23,7 +25,17 @@ from . import (
 __all__ = ["BUILTIN_CHECKS", "REGISTRY", "ordered_checks"]
 
 #: The check modules, in report order.
-_MODULES = (approval_machine, blackbox, tools, continuations, approvals, turns, workflow)
+_MODULES = (
+    approval_machine,
+    blackbox,
+    states,
+    tools,
+    emission,
+    continuations,
+    approvals,
+    turns,
+    workflow,
+)
 
 #: Every built-in check, in report order.
 BUILTIN_CHECKS: tuple[Check, ...] = tuple(item for module in _MODULES for item in module.CHECKS)

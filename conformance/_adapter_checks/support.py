@@ -6,8 +6,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
 
 from harness_testkit.conformance._checks import CheckFailed
 from harness_testkit.conformance._context import CheckContext
@@ -34,8 +36,10 @@ __all__ = [
     "executable_builtins",
     "executions",
     "grammar_first",
+    "judge_recorded_states",
     "make_script",
     "observations",
+    "returned_state",
     "set_script",
     "turn_already_over",
     "validate_state",
@@ -216,10 +220,61 @@ def validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> Non
         )
     except Exception as error:
         raise CheckFailed("LIFECYCLE-005", f"the {expected} state is invalid: {error}") from error
+    schema_problem = _off_schema(getattr(adapter, "lifecycle_state_schema", None), state.data)
+    if schema_problem is not None:
+        raise CheckFailed(
+            "ADAPTER-008",
+            f"the {expected} state's data does not validate against the adapter's own "
+            f"lifecycle_state_schema: {schema_problem}",
+        )
     if json.loads(json.dumps(state.to_wire())) != state.to_wire():
         raise CheckFailed(
             "LIFECYCLE-006", f"the {expected} state changes through a JSON round trip"
         )
+
+
+def _off_schema(schema: Any, data: Any) -> str | None:
+    """Why ``data`` fails ``schema`` (a pydantic model, TypeAdapter or parsing callable)."""
+    if schema is None:
+        return None
+    try:
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            schema.model_validate(data)
+        elif isinstance(schema, TypeAdapter):
+            schema.validate_python(data)
+        elif callable(schema):
+            schema(data)
+    except Exception as error:
+        return str(error).splitlines()[0]
+    return None
+
+
+async def returned_state(
+    adapter: RecordingAdapter, produce: Callable[[], Awaitable[Any]], expected: str
+) -> Any:
+    """``await produce()`` (the agent's detach/stop), judging the adapter's raw state first.
+
+    The agent validates the state the adapter returned and refuses a bad one; that
+    refusal is the lifecycle rule the state broke (LIFECYCLE-005/006/007), so the raw
+    state recorded from the adapter is judged before the agent's error counts.
+    """
+    try:
+        state = await produce()
+    except Exception:
+        judge_recorded_states(adapter, expected)
+        raise
+    judge_recorded_states(adapter, expected)
+    return state
+
+
+def judge_recorded_states(adapter: RecordingAdapter, expected: str) -> None:
+    """:func:`validate_state` over the last state the adapter's last session returned."""
+    method = "do_suspend_turn" if expected == "continue-turn" else None
+    for session in reversed(adapter.sessions):
+        states = [item for item in session.states if method is None or item["from"] == method]
+        if states:
+            validate_state(adapter, states[-1]["state"], expected)
+            return
 
 
 def turn_already_over(error: BaseException | None) -> bool:

@@ -47,8 +47,41 @@ __all__ = ["CHECKS"]
 # -- 1. tool merging -----------------------------------------------------------------------
 
 
+_USER_POOL = frozenset({*USER_TOOL_NAMES, "noSuchTool"})
+
+
+def _is_builtin(name: str) -> bool:
+    """A built-in name of a scenario (drawn, or ``builtin:<n>`` in the examples)."""
+    return name not in _USER_POOL
+
+
+def _resolve_builtins(names: Sequence[str], builtins: Sequence[str]) -> list[str]:
+    """``builtin:<n>`` -> the adapter's n-th executable built-in (dropped when it has none)."""
+    resolved = []
+    for name in names:
+        if name.startswith("builtin:"):
+            index = int(name.partition(":")[2])
+            if index < len(builtins):
+                resolved.append(builtins[index])
+        else:
+            resolved.append(name)
+    return resolved
+
+
+def _lists(mode: str) -> Any:
+    return lambda scenario: (
+        scenario["mode"] == mode and any(_is_builtin(name) for name in scenario["names"])
+    )
+
+
+def _shadowable(builtins: Sequence[str]) -> list[str]:
+    """Built-in names a host tool may shadow: all but ``askUserQuestions``, which notes
+    1.1.9 reserve against host tools (the agent refuses it as a host tool name)."""
+    return [name for name in builtins if name != "askUserQuestions"]
+
+
 def _merging_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
-    builtins = list(ctx.target.factory().builtin_tools)
+    builtins = _shadowable(list(ctx.target.factory().builtin_tools))
     names = st.sampled_from([*builtins[:4], *USER_TOOL_NAMES])
     return st.fixed_dictionaries({"userTools": st.lists(names, unique=True, max_size=4)})
 
@@ -65,10 +98,22 @@ def _merging_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
         "MERGE-009",
     ),
     scenarios=_merging_scenarios,
+    examples=(
+        {"userTools": []},
+        {"userTools": ["lookup", "weather"]},
+        {"userTools": ["builtin:0", "notes"]},
+    ),
+    classes={
+        "no host tool": lambda scenario: not scenario["userTools"],
+        "host tools": lambda scenario: bool(scenario["userTools"]),
+        "host tool named like a built-in": lambda scenario: any(
+            _is_builtin(name) for name in scenario["userTools"]
+        ),
+    },
 )
 async def tool_merging(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
-    user_names: list[str] = list(scenario["userTools"])
     adapter = ctx.adapter()
+    user_names = _resolve_builtins(scenario["userTools"], _shadowable(list(adapter.builtin_tools)))
     builtins = executable_builtins(adapter)
     counter = HostToolCounter()
     host_calls = [
@@ -159,6 +204,30 @@ def _filter_model(
     return None, active, BuiltinToolFiltering(mode="deny", tool_names=denied) if denied else None
 
 
+#: Equivalence classes of the filtering property (the examples cover each).
+FILTERING_CLASSES = {
+    "inactive built-in": _lists("inactive"),
+    "active built-in": _lists("active"),
+    "allow list without built-ins": lambda scenario: (
+        scenario["mode"] == "active" and not any(_is_builtin(name) for name in scenario["names"])
+    ),
+    "both lists": lambda scenario: scenario["mode"] == "both",
+    "unknown tool": lambda scenario: (
+        "noSuchTool" in scenario["names"] and scenario["mode"] in ("active", "inactive")
+    ),
+    "no filter": lambda scenario: scenario["mode"] == "none",
+    "host tool": lambda scenario: bool(scenario["userTools"]),
+}
+_FILTERING_EXAMPLES = (
+    {"mode": "inactive", "names": ["builtin:0"], "userTools": ["lookup"]},
+    {"mode": "active", "names": ["builtin:0", "lookup"], "userTools": ["lookup", "weather"]},
+    {"mode": "active", "names": ["weather"], "userTools": ["weather"]},
+    {"mode": "both", "names": ["lookup"], "userTools": ["lookup"]},
+    {"mode": "inactive", "names": ["noSuchTool"], "userTools": []},
+    {"mode": "none", "names": [], "userTools": ["lookup"]},
+)
+
+
 @property_check(
     "scripted.filtering",
     title="activeTools/inactiveTools: errors, do_start filtering and execution match the rules' model",
@@ -175,12 +244,15 @@ def _filter_model(
         "FILTER-015",
     ),
     scenarios=_filtering_scenarios,
+    examples=_FILTERING_EXAMPLES,
+    classes=FILTERING_CLASSES,
 )
 async def filtering(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     adapter = ctx.adapter()
     builtins = list(adapter.builtin_tools)
     user_names: list[str] = list(scenario["userTools"])
-    mode, names = scenario["mode"], list(scenario["names"])
+    mode = scenario["mode"]
+    names = _resolve_builtins(scenario["names"], executable_builtins(adapter) or builtins)
     error, active, expected_filter = _filter_model(builtins, user_names, mode, names)
     if (
         error is None
@@ -289,11 +361,39 @@ def _dynamic_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
     )
 
 
+def _ops(scenario: Mapping[str, Any]) -> set[str]:
+    return {
+        change["op"]
+        for step in scenario["steps"]
+        for item in step
+        for change in item.get("changes", [])
+    }
+
+
 @property_check(
     "scripted.dynamic-parts",
     title="file-change parts become fileChange tool pairs with stripped paths; files really change",
     requirements=("STREAM-019", "STREAM-018", "TRANSLATE-013", "STREAM-043", "STREAM-044"),
     scenarios=_dynamic_scenarios,
+    examples=(
+        {
+            "steps": [
+                [
+                    {"text": "one"},
+                    {"changes": [{"path": "notes/a.md", "op": "write", "content": "x"}]},
+                ],
+                [{"changes": [{"path": "notes/a.md", "op": "delete", "content": ""}]}],
+            ]
+        },
+    ),
+    classes={
+        "file written": lambda scenario: "write" in _ops(scenario),
+        "file deleted": lambda scenario: "delete" in _ops(scenario),
+        "text beside changes": lambda scenario: any(
+            "text" in item for step in scenario["steps"] for item in step
+        ),
+        "several steps": lambda scenario: len(scenario["steps"]) > 1,
+    },
 )
 async def dynamic_parts(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     adapter = ctx.adapter()

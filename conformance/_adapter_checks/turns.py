@@ -48,11 +48,16 @@ def _one(ctx: CheckContext) -> st.SearchStrategy[Any]:
     return st.just({})
 
 
+#: The single-scenario checks have one class: their one scenario, run every time.
+_ONE = {"the one scenario": lambda scenario: True}
+
+
 @property_check(
     "scripted.mcp-tools",
     title="MCP tool calls are runtime-executed: providerExecuted, dynamic when undeclared",
     requirements=("TOOLSPEC-017", "TOOLSPEC-018"),
     scenarios=_one,
+    classes=_ONE,
 )
 async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     adapter = ctx.adapter()
@@ -70,6 +75,25 @@ async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
         raise CheckFailed("TOOLSPEC-017", f"expected one MCP tool-call m1, saw {len(calls)}")
     call = calls[0]
     declared = call.tool_name in adapter.builtin_tools
+    # The adapter's own part decides (the agent marks any call it rejects dynamic).
+    wires = [
+        to_wire(part)
+        for recorded in adapter.sessions
+        for piece in recorded.slices
+        for part in piece.parts
+    ]
+    emitted = [w for w in wires if w.get("type") == "tool-call" and w.get("toolCallId") == "m1"]
+    if any(
+        wire.get("providerExecuted") is not True
+        or (not declared and wire.get("dynamic") is not True)
+        for wire in emitted
+    ):
+        raise CheckFailed(
+            "TOOLSPEC-017",
+            "the adapter's MCP tool-call must carry providerExecuted: true (and dynamic: true "
+            "when the tool is not declared)",
+            observed=emitted,
+        )
     if call.provider_executed is not True or (not declared and call.dynamic is not True):
         raise CheckFailed(
             "TOOLSPEC-017",
@@ -88,6 +112,7 @@ async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     title="Each compaction is reported by exactly one compaction part, on completion",
     requirements=("STREAM-021",),
     scenarios=_one,
+    classes=_ONE,
 )
 async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.fake_harness import CompactionPerformed
@@ -121,6 +146,7 @@ async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> Non
     title="Each turn's skills and instructions reach the runtime; skills of the previous turn are replaced",
     requirements=("ADAPTER-027", "PROMPT-007"),
     scenarios=_one,
+    classes=_ONE,
 )
 async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.fake_harness import TurnStarted
@@ -168,6 +194,7 @@ async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     title="A user message submitted during a running turn reaches that turn",
     requirements=("STOP-014",),
     scenarios=_one,
+    classes=_ONE,
     needs=("steering",),
 )
 async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
@@ -204,6 +231,7 @@ async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) 
     title="The adapter never stops or destroys the sandbox session it was given",
     requirements=("ADAPTER-017",),
     scenarios=_one,
+    classes=_ONE,
 )
 async def sandbox_ownership(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     provider = ctx.sandbox_provider()
@@ -242,6 +270,7 @@ async def sandbox_ownership(ctx: CheckContext, scenario: Mapping[str, Any]) -> N
     title="askUserQuestions calls wait for the host's answer and the answer reaches the runtime",
     requirements=("HOSTTOOL-027",),
     scenarios=_one,
+    classes=_ONE,
 )
 async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     from harness_testkit.fake_harness import ToolResultReceived
@@ -278,6 +307,21 @@ async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
                 ],
             )
             await ctx.collect(result)
+    echoed = [
+        wire.get("result")
+        for recorded in adapter.sessions
+        for piece in recorded.slices
+        for wire in map(to_wire, piece.parts)
+        if wire.get("type") == "tool-result" and wire.get("toolCallId") == "q"
+    ]
+    if echoed and echoed[-1] != answer:
+        raise CheckFailed(
+            "HOSTTOOL-027",
+            "the runtime went on with an answer the host never gave (it did not wait for "
+            "submit_tool_result)",
+            expected=answer,
+            observed=echoed[-1],
+        )
     received = [
         e.output for e in observations(adapter).of_kind(ToolResultReceived) if e.tool_call_id == "q"
     ]

@@ -196,6 +196,34 @@ async def _release(ctx: CheckContext, state: WorkflowState) -> None:
         pass
 
 
+def _actions(scenario: Mapping[str, Any]) -> list[str]:
+    return [
+        str(action.get("type"))
+        for turn in scenario["script"]["turns"]
+        for step in turn.get("steps", [])
+        for action in step.get("actions", [])
+        if isinstance(action, dict)
+    ]
+
+
+_HOST_STEP_SCRIPT = {
+    "version": 1,
+    "turns": [
+        {
+            "steps": [
+                {
+                    "actions": [
+                        {"type": "text", "text": "checking"},
+                        {"type": "host-tool", "tool": "lookup", "id": "h1", "input": {}},
+                    ]
+                },
+                {"actions": [{"type": "text", "text": "all done now"}]},
+            ]
+        }
+    ],
+}
+
+
 @property_check(
     "scripted.time-slices",
     title="A turn run in time slices (state through JSON, fresh agent per slice) equals one uninterrupted run",
@@ -203,6 +231,15 @@ async def _release(ctx: CheckContext, state: WorkflowState) -> None:
     scenarios=_scenarios,
     needs=("resume",),
     depends_on=("scripted.continuations",),
+    examples=(
+        {"script": _HOST_STEP_SCRIPT, "cuts": [2]},
+        {"script": _HOST_STEP_SCRIPT, "cuts": [1, 1, 1, 1]},
+    ),
+    classes={
+        "one budget": lambda scenario: len(scenario["cuts"]) == 1,
+        "several budgets": lambda scenario: len(scenario["cuts"]) > 1,
+        "host tool across slices": lambda scenario: "host-tool" in _actions(scenario),
+    },
 )
 async def time_slices(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     script = scenario["script"]

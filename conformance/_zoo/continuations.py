@@ -10,9 +10,10 @@ from harness_testkit.spec import (
     HarnessSessionStateError,
     PromptControl,
     PromptTurnOptions,
+    StartOptions,
 )
 
-from .machinery import Defect, MutantSession, wire_state, with_turn
+from .machinery import Defect, MutantAdapter, MutantSession, wire_state, with_turn
 
 __all__ = ["DEFECTS"]
 
@@ -97,11 +98,35 @@ class _ContinueRefusedAfterRestore(MutantSession):
         return await super().do_continue_turn(options)
 
 
+def _data_off_schema(session: MutantSession, state: Any) -> Any:
+    wire = wire_state(state)
+    data = wire.get("data")
+    if isinstance(data, dict):
+        wire["data"] = {**data, "runtimeVersion": 2}  # JSON, but not in the adapter's schema
+    return wire
+
+
 def _suspend_returns_resume_state(session: MutantSession, state: Any) -> Any:
     wire = wire_state(state)
     if wire.get("type") == "continue-turn":
         wire["type"] = "resume-session"
     return wire
+
+
+class _AcceptsForeignStates(MutantAdapter):
+    """Claims every state it is handed as its own before the runtime reads it."""
+
+    def start_options(self, options: StartOptions) -> StartOptions:
+        def own(state: Any) -> Any:
+            if state is None:
+                return None
+            wire = wire_state(state)
+            wire.update(harnessId=self.harness_id, specificationVersion="harness-v1")
+            return wire
+
+        return dataclasses.replace(
+            options, resume_from=own(options.resume_from), continue_from=own(options.continue_from)
+        )
 
 
 _AREA = "continuations"
@@ -145,6 +170,13 @@ DEFECTS: tuple[Defect, ...] = (
         state=_not_json_data,
     ),
     Defect(
+        "state-data-off-schema",
+        "ADAPTER-008",
+        _AREA,
+        "Lifecycle state data carries a key the adapter's own lifecycle_state_schema rejects.",
+        state=_data_off_schema,
+    ),
+    Defect(
         "resume-state-with-pending-list",
         "LIFECYCLE-007",
         _AREA,
@@ -158,6 +190,13 @@ DEFECTS: tuple[Defect, ...] = (
         "A session started from a continue-turn state refuses do_continue_turn.",
         profile="codex",
         session=_ContinueRefusedAfterRestore,
+    ),
+    Defect(
+        "start-accepts-foreign-states",
+        "ADAPTER-059",
+        _AREA,
+        "do_start takes states of another harness or specification version as its own.",
+        adapter=_AcceptsForeignStates,
     ),
     Defect(
         "suspend-returns-resume-state",

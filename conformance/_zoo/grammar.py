@@ -6,9 +6,13 @@ from typing import Any
 
 from harness_testkit.fake_harness import DropFinishStepFault
 from harness_testkit.spec import (
+    ErrorPart,
     FileChangePart,
     FinishPart,
     FinishStepPart,
+    ReasoningDeltaPart,
+    ReasoningEndPart,
+    ReasoningStartPart,
     TextDeltaPart,
     TextEndPart,
     TextStartPart,
@@ -17,6 +21,7 @@ from harness_testkit.spec import (
     ToolInputEndPart,
     ToolInputStartPart,
     ToolResultPart,
+    Usage,
 )
 
 from .machinery import Defect, MutantSession
@@ -114,6 +119,30 @@ def _silent_creates(session: MutantSession, part: Any) -> list[Any]:
     return [] if isinstance(part, FileChangePart) and part.event == "create" else [part]
 
 
+def _reasoning_echoed_as_text(session: MutantSession, part: Any) -> list[Any]:
+    # Framed correctly, so only a comparison with what the model did can see it.
+    if isinstance(part, ReasoningStartPart):
+        return [part, TextStartPart(id=f"{part.id}-echo")]
+    if isinstance(part, ReasoningDeltaPart):
+        return [part, TextDeltaPart(id=f"{part.id}-echo", delta=part.delta)]
+    if isinstance(part, ReasoningEndPart):
+        return [part, TextEndPart(id=f"{part.id}-echo")]
+    return [part]
+
+
+def _usage_not_reported(session: MutantSession, part: Any) -> list[Any]:
+    if isinstance(part, FinishStepPart):
+        return [part.model_copy(update={"usage": Usage.of(0, 0)})]
+    return [part]
+
+
+def _error_parts_before_finish(session: MutantSession, part: Any) -> list[Any]:
+    if isinstance(part, FinishPart):
+        hiccup = ErrorPart(error="runtime hiccup")
+        return [hiccup, hiccup, part]
+    return [part]
+
+
 _GRAMMAR = "stream grammar"
 _DYNAMIC = "dynamic parts"
 
@@ -202,6 +231,27 @@ DEFECTS: tuple[Defect, ...] = (
         "Runtime-executed results are held back until just before `finish`.",
         profile="claude-code",
         rewrite=_results_after_last_step,
+    ),
+    Defect(
+        "reasoning-echoed-as-text",
+        "ADAPTER-056",
+        _GRAMMAR,
+        "Every reasoning block is also emitted as a (well-framed) text block.",
+        rewrite=_reasoning_echoed_as_text,
+    ),
+    Defect(
+        "step-usage-zeroed",
+        "ADAPTER-058",
+        _GRAMMAR,
+        "finish-step reports zero tokens instead of the usage the runtime reported.",
+        rewrite=_usage_not_reported,
+    ),
+    Defect(
+        "two-error-parts-per-turn",
+        "TRANSLATE-019",
+        _GRAMMAR,
+        "Every turn reports two `error` parts before its `finish`.",
+        rewrite=_error_parts_before_finish,
     ),
     Defect(
         "file-change-wrong-event",

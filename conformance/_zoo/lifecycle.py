@@ -70,6 +70,18 @@ def _double_compaction(session: MutantSession, part: Any) -> list[Any]:
     return [part, part] if isinstance(part, CompactionPart) else [part]
 
 
+class _DetachTearsDown(MutantSession):
+    async def do_detach(self) -> ResumeSessionState:
+        # A valid resume state, but the runtime is stopped as by do_stop.
+        return await super().do_stop()
+
+
+class _StopLeavesRuntime(MutantSession):
+    async def do_stop(self) -> ResumeSessionState:
+        # A valid resume state, but the runtime keeps running as after do_detach.
+        return await super().do_detach()
+
+
 class _StopsItsSandbox(MutantSession):
     async def do_stop(self) -> ResumeSessionState:
         state = await super().do_stop()
@@ -94,6 +106,24 @@ class _NeverSettlesControl(MutantControl):
         except FakeHarnessCrashError:
             # The runtime died; nobody tells the host, so done() never settles.
             await anyio.sleep_forever()
+
+
+class _RefusesAfterFailureControl(MutantControl):
+    async def done(self) -> None:
+        try:
+            await super().done()
+        except FakeHarnessCrashError:
+            self.session.memo["failed"] = True
+            raise
+
+
+class _RefusesAfterFailure(MutantSession):
+    async def do_prompt_turn(self, options: PromptTurnOptions) -> PromptControl:
+        if self.memo.get("failed"):
+            raise HarnessSessionStateError(
+                f"Fake harness session {self.session_id} is broken after a failed turn."
+            )
+        return await super().do_prompt_turn(options)
 
 
 _LIFECYCLE = "lifecycle"
@@ -140,6 +170,20 @@ DEFECTS: tuple[Defect, ...] = (
         rewrite=_double_compaction,
     ),
     Defect(
+        "detach-tears-down-runtime",
+        "ADAPTER-033",
+        _LIFECYCLE,
+        "do_detach stops the runtime (as do_stop would) before returning its state.",
+        session=_DetachTearsDown,
+    ),
+    Defect(
+        "stop-leaves-runtime-running",
+        "ADAPTER-034",
+        _LIFECYCLE,
+        "do_stop returns a resume state but leaves the runtime running.",
+        session=_StopLeavesRuntime,
+    ),
+    Defect(
         "sandbox-stopped-by-adapter",
         "ADAPTER-017",
         _LIFECYCLE,
@@ -152,6 +196,14 @@ DEFECTS: tuple[Defect, ...] = (
         _LIFECYCLE,
         "Adapter sessions have no do_compact.",
         session=_NoCompactMethod,
+    ),
+    Defect(
+        "unusable-after-failed-turn",
+        "ADAPTER-055",
+        _ROBUSTNESS,
+        "After a turn failed, the session refuses every further prompt turn.",
+        session=_RefusesAfterFailure,
+        control=_RefusesAfterFailureControl,
     ),
     Defect(
         "abort-not-wired",

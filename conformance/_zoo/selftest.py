@@ -6,7 +6,8 @@ failing check reported the mutant's requirement id or lists it among the require
 it verifies. A mutant that survives, or dies only of other requirements, points at a
 requirement the suite under-tests. The unmutated fake harness runs too, in every
 profile (:func:`~harness_testkit.conformance.self_test_targets`): any failure there is
-a false positive. Adapter-facing requirements without a mutant are listed as unproven.
+a false positive. Adapter-facing MUSTs and SHOULDs that a check verifies but no mutant
+breaks are listed as unproven; SHOULDs no check verifies are listed as unchecked.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Literal
 
 import click
 
+from harness_testkit.conformance._adapter_checks.registry import ordered_checks
 from harness_testkit.conformance._context import AdapterTarget
 from harness_testkit.conformance._report import Report
 from harness_testkit.conformance._runner import RunOptions, run_suite
@@ -39,6 +41,7 @@ __all__ = [
     "run_mutant",
     "run_selftest",
     "selftest",
+    "unchecked_requirements",
     "unproven_requirements",
 ]
 
@@ -55,8 +58,12 @@ class Kill:
     message: str
 
     def names(self, requirement: str) -> bool:
-        """Whether this failure counts against ``requirement``."""
-        return self.failed_requirement == requirement or requirement in self.requirements
+        """Whether this failure reports ``requirement`` itself.
+
+        A check that merely lists the requirement but failed on another one is an
+        incidental kill: it does not prove the suite sees the defect.
+        """
+        return self.failed_requirement == requirement
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -125,6 +132,8 @@ class SelftestReport:
     reference_targets: tuple[str, ...] = ()
     false_positives: tuple[FalsePositive, ...] = ()
     unproven: tuple[str, ...] = ()
+    #: Adapter-facing SHOULDs no check verifies (no mutant could prove them).
+    unchecked: tuple[str, ...] = ()
     seconds: float = 0.0
     #: Requirement ids whose mutants (at least one) are all not killed by them.
     under_tested: tuple[str, ...] = ()
@@ -150,6 +159,7 @@ class SelftestReport:
                 "falsePositives": [item.to_json() for item in self.false_positives],
             },
             "unproven": list(self.unproven),
+            "unchecked": list(self.unchecked),
             "underTested": list(self.under_tested),
             "seconds": round(self.seconds, 3),
         }
@@ -194,6 +204,12 @@ class SelftestReport:
         if self.unproven:
             console.print(
                 f"[yellow]unproven[/] (adapter-facing, no mutant): {', '.join(self.unproven)}",
+                soft_wrap=True,
+            )
+        if self.unchecked:
+            console.print(
+                f"[yellow]unchecked[/] (adapter-facing SHOULD, no check): "
+                f"{', '.join(self.unchecked)}",
                 soft_wrap=True,
             )
         if self.under_tested:
@@ -258,14 +274,42 @@ def run_mutant(
     return judge(mutant, report, time.perf_counter() - started)
 
 
-def unproven_requirements(zoo: Sequence[Mutant]) -> list[str]:
-    """Adapter-facing requirements (black-box or scripted) that no mutant breaks."""
-    covered = {mutant.requirement for mutant in zoo}
+def _adapter_facing(levels: Iterable[str]) -> list[Any]:
+    wanted = set(levels)
     return [
-        requirement.id
+        requirement
         for requirement in load_requirements().filter(subject="adapter")
         if str(requirement.checkability) in ("black-box", "scripted")
-        and requirement.id not in covered
+        and str(requirement.level) in wanted
+    ]
+
+
+def _checked() -> set[str]:
+    return {requirement for item in ordered_checks() for requirement in item.requirements}
+
+
+def unproven_requirements(zoo: Sequence[Mutant]) -> list[str]:
+    """Adapter-facing MUSTs and SHOULDs that a check verifies but no mutant breaks.
+
+    MAY requirements are optional capabilities: an adapter cannot break one, so no
+    mutant can prove it. Requirements no check verifies are :func:`unchecked_requirements`.
+    """
+    covered = {mutant.requirement for mutant in zoo}
+    checked = _checked()
+    return [
+        requirement.id
+        for requirement in _adapter_facing(("MUST", "SHOULD"))
+        if requirement.id in checked and requirement.id not in covered
+    ]
+
+
+def unchecked_requirements() -> list[str]:
+    """Adapter-facing SHOULDs no check verifies yet (the coverage gate covers MUSTs)."""
+    checked = _checked()
+    return [
+        requirement.id
+        for requirement in _adapter_facing(("SHOULD",))
+        if requirement.id not in checked
     ]
 
 
@@ -318,6 +362,7 @@ def run_selftest(
         reference_targets=tuple(target.name for target in targets),
         false_positives=tuple(false_positives),
         unproven=tuple(unproven_requirements(mutants())),
+        unchecked=tuple(unchecked_requirements()),
         seconds=time.perf_counter() - started,
         under_tested=tuple(under_tested),
     )

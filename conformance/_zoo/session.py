@@ -4,7 +4,7 @@ what an adapter says about itself and in what a turn passes on to its runtime.""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 from harness_testkit.spec import (
     Bootstrap,
@@ -49,6 +49,23 @@ class _FlappingHarnessId(MutantAdapter):
         """Every other read names another harness."""
         self._reads += 1
         return self.fake.harness_id if self._reads % 2 else f"{self.fake.harness_id}-runtime"
+
+
+class _StaticCapabilities(MutantAdapter):
+    #: What harness-v1 has no place for: a static capabilities object.
+    capabilities: ClassVar[dict[str, bool]] = {"steering": False, "compaction": False}
+
+
+class _InvalidBootstrap(MutantAdapter):
+    async def get_bootstrap(self) -> Any:
+        """A recipe whose ``files`` is not a list of files."""
+        return {"harnessId": self.harness_id, "bootstrapDir": ".harness/fake", "files": "x"}
+
+
+class _ForeignBootstrap(MutantAdapter):
+    async def get_bootstrap(self) -> Bootstrap:
+        """A deterministic recipe that names another harness."""
+        return Bootstrap(harness_id="other-harness", bootstrap_dir=".harness/fake", files=[])
 
 
 class _UnstableBootstrap(MutantAdapter):
@@ -165,6 +182,27 @@ DEFECTS: tuple[Defect, ...] = (
         _IDENTITY,
         "harness_id alternates between two values from one read to the next.",
         adapter=_FlappingHarnessId,
+    ),
+    Defect(
+        "static-capabilities-object",
+        "ADAPTER-009",
+        _IDENTITY,
+        "The adapter carries a static `capabilities` object.",
+        adapter=_StaticCapabilities,
+    ),
+    Defect(
+        "bootstrap-recipe-invalid",
+        "BOOTSTRAP-001",
+        _IDENTITY,
+        "get_bootstrap() returns a recipe whose `files` is a string.",
+        adapter=_InvalidBootstrap,
+    ),
+    Defect(
+        "bootstrap-names-another-harness",
+        "BOOTSTRAP-002",
+        _IDENTITY,
+        "get_bootstrap() returns a recipe whose harnessId is another harness's.",
+        adapter=_ForeignBootstrap,
     ),
     Defect(
         "bootstrap-not-deterministic",

@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from harness_testkit.spec import (
+    QUESTIONS_TOOL_INPUT_SCHEMA,
     BuiltinTool,
     BuiltinToolFiltering,
+    JSONValue,
     ToolCallPart,
     ToolInputStartPart,
     ToolResultPart,
@@ -97,6 +99,69 @@ def _filter_ignored(session: MutantSession) -> None:
     runtime_options(session, builtin_tool_filtering=None)
 
 
+def _failing_builtin_loses_error(session: MutantSession, part: Any) -> list[Any]:
+    if (
+        isinstance(part, ToolResultPart)
+        and part.is_error
+        and part.tool_name in session.adapter.builtin_tools
+    ):
+        return [part.model_copy(update={"is_error": None})]
+    return [part]
+
+
+def _mcp_input_dropped(session: MutantSession, part: Any) -> list[Any]:
+    if isinstance(part, ToolCallPart) and part.tool_name.startswith("mcp__"):
+        return [part.model_copy(update={"input": "{}"})]
+    return [part]
+
+
+def _host_error_echoed_as_success(session: MutantSession, part: Any) -> list[Any]:
+    if not isinstance(part, ToolResultPart) or not part.is_error or part.dynamic:
+        return [part]
+    if part.tool_name in session.adapter.builtin_tools:
+        return [part]
+    return [part.model_copy(update={"is_error": False})]
+
+
+def _deny_filter_ignored(session: MutantSession) -> None:
+    given = session.start_options.builtin_tool_filtering
+    if given is not None and given.mode == "deny":
+        runtime_options(session, builtin_tool_filtering=None)
+
+
+_NARROW_QUESTIONS = {
+    "type": "object",
+    "properties": {"prompt": {"type": "string"}},
+    "required": ["prompt"],
+}
+
+
+def _narrow_questions_tool(adapter: MutantAdapter) -> Mapping[str, BuiltinTool]:
+    questions = BuiltinTool(native_name="askUserQuestions", input_schema=_NARROW_QUESTIONS)
+    return {**adapter.fake.builtin_tools, "askUserQuestions": questions}
+
+
+def _result_renamed(session: MutantSession, part: Any) -> list[Any]:
+    if isinstance(part, ToolResultPart) and part.tool_name in session.adapter.builtin_tools:
+        return [part.model_copy(update={"tool_name": f"{part.tool_name}Result"})]
+    return [part]
+
+
+def _questions_tool(adapter: MutantAdapter) -> Mapping[str, BuiltinTool]:
+    schema = dict(QUESTIONS_TOOL_INPUT_SCHEMA)
+    questions = BuiltinTool(native_name="askUserQuestions", input_schema=schema)
+    return {**adapter.fake.builtin_tools, "askUserQuestions": questions}
+
+
+def _questions_answered_by_runtime(session: MutantSession, part: Any) -> list[Any]:
+    turn = session.inner.turn
+    if isinstance(part, ToolCallPart) and part.tool_name == "askUserQuestions" and turn:
+        # The runtime answers for the user instead of waiting for the host.
+        answer: JSONValue = {"action": "declined"}
+        turn.record.inbox.tool_results[part.tool_call_id] = {"output": answer, "isError": False}
+    return [part]
+
+
 class _FilteringClaimed(MutantAdapter):
     @property
     def supports_builtin_tool_filtering(self) -> bool:
@@ -169,6 +234,59 @@ DEFECTS: tuple[Defect, ...] = (
         "Common built-ins declare the tool kind `write`, which harness-v1 does not know.",
         profile="claude-code",
         tools=_unknown_tool_kind,
+    ),
+    Defect(
+        "questions-tool-narrow-schema",
+        "TOOLSPEC-015",
+        _MERGING,
+        "The declared askUserQuestions built-in requires `prompt`, rejecting shared question inputs.",
+        tools=_narrow_questions_tool,
+    ),
+    Defect(
+        "questions-answered-by-runtime",
+        "HOSTTOOL-027",
+        _MERGING,
+        "The runtime answers a declared askUserQuestions call itself instead of waiting for the host.",
+        tools=_questions_tool,
+        rewrite=_questions_answered_by_runtime,
+    ),
+    Defect(
+        "result-names-another-tool",
+        "STREAM-015",
+        _MERGING,
+        "Built-in tool-results carry `<name>Result` instead of their call's toolName.",
+        profile="claude-code",
+        rewrite=_result_renamed,
+    ),
+    Defect(
+        "failing-builtin-loses-is-error",
+        "TRANSLATE-012",
+        _MERGING,
+        "A built-in that fails in the runtime is reported as a tool-result without isError.",
+        profile="claude-code",
+        rewrite=_failing_builtin_loses_error,
+    ),
+    Defect(
+        "mcp-input-dropped",
+        "ADAPTER-057",
+        _MERGING,
+        "MCP tool-calls carry `{}` instead of the input the model gave.",
+        rewrite=_mcp_input_dropped,
+    ),
+    Defect(
+        "host-error-echoed-as-success",
+        "HOSTTOOL-007",
+        _MERGING,
+        "A failed host tool's result is echoed as a tool-result with isError false.",
+        rewrite=_host_error_echoed_as_success,
+    ),
+    Defect(
+        "deny-filter-allows-all",
+        "FILTER-010",
+        _FILTERING,
+        "The runtime ignores deny lists: every built-in a deny filter excludes still runs.",
+        profile="claude-code",
+        on_start=_deny_filter_ignored,
     ),
     Defect(
         "filter-mode-inverted",
