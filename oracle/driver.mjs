@@ -42,14 +42,6 @@ function plain(value) {
     for (const key of Object.keys(value).sort()) {
       const item = value[key];
       if (item === undefined || typeof item === 'function') continue;
-      if (key === 'performance' && item != null && typeof item === 'object') {
-        out[key] = Object.fromEntries(
-          Object.keys(item)
-            .sort()
-            .map(k => [k, '<n>']),
-        );
-        continue;
-      }
       out[key] = plain(item);
     }
     return out;
@@ -656,6 +648,15 @@ async function runScenario(scenario) {
   const sessions = [];
   const states = [];
   const pending = [];
+  // The last approval id the consumer saw: continuations write "<from-request>" for it.
+  let lastApprovalId = null;
+  const seen = part => {
+    if (part?.type === 'tool-approval-request') lastApprovalId = part.approvalId;
+  };
+  const approvals = list =>
+    list?.map(a =>
+      a.approvalId === '<from-request>' ? { ...a, approvalId: lastApprovalId } : a,
+    );
 
   const sessionOf = step => sessions[step.session ?? sessions.length - 1];
   const stateOf = ref =>
@@ -699,7 +700,7 @@ async function runScenario(scenario) {
           call.abortSignal = controller.signal;
         const mode = step.mode ?? (op === 'generate' ? 'generate' : 'stream');
         if (op === 'continue') {
-          call.toolApprovalContinuations = step.toolApprovalContinuations;
+          call.toolApprovalContinuations = approvals(step.toolApprovalContinuations);
           call.toolResultContinuations = step.toolResultContinuations;
         }
         if (mode === 'generate') {
@@ -723,6 +724,7 @@ async function runScenario(scenario) {
               const next = await withTimeout(reader.next());
               if (next.done) break;
               parts.push(next.value);
+              seen(next.value);
               if (step.abortAfter != null && parts.length === step.abortAfter) {
                 controller.abort();
               }
@@ -735,7 +737,10 @@ async function runScenario(scenario) {
       } else if (op === 'readPending') {
         const result = pending.shift();
         const parts = [];
-        for await (const part of result.fullStream) parts.push(part);
+        for await (const part of result.fullStream) {
+          parts.push(part);
+          seen(part);
+        }
         emit({ op, parts });
         emit({ op: 'result', result: await resultView(result) });
       } else if (op === 'suspend') {

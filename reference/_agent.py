@@ -569,9 +569,11 @@ class HarnessAgent:
             tools_context=prepared.tools_context,
         )
         session.check_can_prompt()
-        return await session.start_prompt_turn(
+        result = await session.start_prompt_turn(
             frozen, prepared.prompt, abort=abort, timeout=timeout, structured=self._structured
         )
+        result.has_output = self.has_output
+        return result
 
     @property
     def _structured(self) -> bool:
@@ -670,7 +672,7 @@ class HarnessAgent:
         frozen = core.frozen
         if frozen is None:
             frozen = self._frozen_from_state(session)
-        return await session.start_continuation(
+        result = await session.start_continuation(
             frozen,
             approvals=approvals,
             results=results,
@@ -678,6 +680,8 @@ class HarnessAgent:
             timeout=timeout,
             structured=self._structured,
         )
+        result.has_output = self.has_output
+        return result
 
     def _frozen_from_state(self, session: AgentSession) -> FrozenTurn:
         """Settings of a turn continued on a recreated session (7.7.3)."""

@@ -153,6 +153,25 @@ class StepResult:
         ]
 
 
+def step_content_parts(step: StepResult) -> list[dict[str, Any]]:
+    """The step's content as AI SDK content parts (notes 9.2).
+
+    Text and reasoning deltas become ``{type: 'text' | 'reasoning', text}`` parts (with
+    ``providerMetadata`` when the delta had any); every other part keeps its wire form.
+    """
+    out: list[dict[str, Any]] = []
+    for part in step.content:
+        if isinstance(part, ConsumerTextDeltaPart | ConsumerReasoningDeltaPart):
+            kind = "text" if isinstance(part, ConsumerTextDeltaPart) else "reasoning"
+            entry: dict[str, Any] = {"type": kind, "text": part.text}
+            if part.provider_metadata is not None:
+                entry["providerMetadata"] = part.provider_metadata
+            out.append(entry)
+        else:
+            out.append(part.to_wire())
+    return out
+
+
 def response_messages(steps: Sequence[StepResult]) -> list[dict[str, Any]]:
     """AI SDK response messages derived from the steps' content.
 

@@ -14,11 +14,19 @@ from harness_testkit.spec import (
     ConsumerPart,
     ConsumerStartPart,
     ConsumerTextDeltaPart,
+    ConsumerToolCallPart,
+    ConsumerToolResultPart,
     HarnessUsageError,
     LanguageModelUsage,
 )
 
-from ._results import GenerateResult, StepResult, add_usage, response_messages
+from ._results import (
+    GenerateResult,
+    StepResult,
+    add_usage,
+    response_messages,
+    step_content_parts,
+)
 from ._turn_state import SliceOutcome
 
 __all__ = ["StreamResult"]
@@ -45,6 +53,8 @@ class StreamResult:
         self._progress = anyio.Event()
         self._generator: AsyncIterator[ConsumerPart] | None = None
         self._structured = structured
+        #: Whether the agent was configured with ``output`` (else ``output`` raises).
+        self.has_output = structured
 
     # -- streaming ---------------------------------------------------------------------
 
@@ -206,6 +216,117 @@ class StreamResult:
         async def get() -> str | None:
             await self._settled()
             return None
+
+        return get()
+
+    @property
+    def total_usage(self) -> Awaitable[LanguageModelUsage]:
+        """Same as :attr:`usage` (the AI SDK's ``totalUsage``)."""
+        return self.usage
+
+    @property
+    def raw_finish_reason(self) -> Awaitable[str | None]:
+        """The runtime's own finish reason of the result."""
+
+        async def get() -> str | None:
+            await self._settled()
+            return _finish_part(self._parts).raw_finish_reason
+
+        return get()
+
+    @property
+    def provider_metadata(self) -> Awaitable[dict[str, Any] | None]:
+        """The result's provider metadata (from the harness ``finish``)."""
+
+        async def get() -> dict[str, Any] | None:
+            await self._settled()
+            return _finish_part(self._parts).provider_metadata
+
+        return get()
+
+    @property
+    def content(self) -> Awaitable[list[dict[str, Any]]]:
+        """Content of every step as AI SDK content parts (text and reasoning coalesced)."""
+
+        async def get() -> list[dict[str, Any]]:
+            steps = (await self._settled()).steps
+            return [part for step in steps for part in step_content_parts(step)]
+
+        return get()
+
+    @property
+    def tool_calls(self) -> Awaitable[list[ConsumerToolCallPart]]:
+        """The final step's tool calls."""
+
+        async def get() -> list[ConsumerToolCallPart]:
+            steps = (await self._settled()).steps
+            return steps[-1].tool_calls if steps else []
+
+        return get()
+
+    @property
+    def tool_results(self) -> Awaitable[list[ConsumerToolResultPart]]:
+        """The final step's tool results."""
+
+        async def get() -> list[ConsumerToolResultPart]:
+            steps = (await self._settled()).steps
+            return steps[-1].tool_results if steps else []
+
+        return get()
+
+    @property
+    def warnings(self) -> Awaitable[list[Any] | None]:
+        """Call warnings: ``None``, as upstream drops the runtime's warnings."""
+
+        async def get() -> list[Any] | None:
+            await self._settled()
+            return None
+
+        return get()
+
+    @property
+    def request(self) -> Awaitable[dict[str, Any]]:
+        """The request metadata: always ``{}`` (the runtime owns the request)."""
+
+        async def get() -> dict[str, Any]:
+            await self._settled()
+            return {}
+
+        return get()
+
+    @property
+    def response(self) -> Awaitable[dict[str, Any]]:
+        """The final step's response: ``{id, timestamp, modelId, messages: []}``."""
+
+        async def get() -> dict[str, Any]:
+            steps = (await self._settled()).steps
+            if steps and steps[-1].response is not None:
+                return steps[-1].response.response.to_wire()
+            return {}
+
+        return get()
+
+    @property
+    def response_messages(self) -> Awaitable[list[dict[str, Any]]]:
+        """Assistant and tool messages derived from the steps (``toResponseMessages``)."""
+
+        async def get() -> list[dict[str, Any]]:
+            return response_messages((await self._settled()).steps)
+
+        return get()
+
+    @property
+    def output(self) -> Awaitable[Any]:
+        """The parsed structured output; raises when the agent has no ``output`` (9.10)."""
+
+        async def get() -> Any:
+            await self._settled()
+            if not self.has_output:
+                raise HarnessUsageError(
+                    "HarnessAgent: structured output is not implemented yet. "
+                    "Track the foundation review for follow-up."
+                )
+            return (await self.to_generate_result()).output
 
         return get()
 

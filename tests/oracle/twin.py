@@ -11,8 +11,8 @@ Run one scenario by hand: ``python -m tests.oracle.twin text-basic``.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import sys
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -73,15 +73,17 @@ def plain(value: Any) -> Any:
     if isinstance(value, BaseException):
         return {"error": error_view(value)}
     if isinstance(value, BaseModel):
-        return plain(value.model_dump(mode="json", by_alias=True, exclude_none=True))
+        dumped = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for field, item in vars(value).items():
+            # Error objects inside parts print like the driver's: {error: {name, message}}.
+            if isinstance(item, BaseException):
+                dumped[field] = plain(item)
+        return plain(dumped)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key in sorted(value):
             item = value[key]
             if item is None and key not in _KEEP_NULL:
-                continue
-            if key == "performance" and isinstance(item, Mapping):
-                out[key] = {k: "<n>" for k in sorted(item)}
                 continue
             out[key] = plain(item)
         return out
@@ -730,7 +732,9 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
                     await session_of(step).compact(step.get("customInstructions"))
                     emit({"op": op, "ok": True})
                 elif op == "roundTripState":
-                    states.append(json.loads(json.dumps(plain(state_of(step.get("state", "last"))))))
+                    states.append(
+                        json.loads(json.dumps(plain(state_of(step.get("state", "last")))))
+                    )
                     emit({"op": op, "ok": True})
                 else:
                     raise ValueError(f"oracle twin: unknown step op {op}")
@@ -832,4 +836,3 @@ def main(argv: Sequence[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
-
