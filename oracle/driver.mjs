@@ -816,6 +816,14 @@ async function main() {
       process.stdout.write(`# ${name}\n${text}`);
     }
   }
+  if (checkOnly && names.length === 0) {
+    for (const file of readdirSync(EXPECTED)) {
+      if (!selected.includes(file.replace(/\.jsonl$/, ''))) {
+        stale += 1;
+        process.stderr.write(`orphan: expected/${file} has no scenario\n`);
+      }
+    }
+  }
   if (checkOnly) {
     if (stale > 0) {
       process.stderr.write(
