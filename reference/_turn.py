@@ -78,7 +78,7 @@ from harness_testkit.spec._lifecycle import CompletedToolResult
 from harness_testkit.spec._stream_parts import Metadata, WireModel
 
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
-from ._results import StepResult, add_usage, normalize_usage
+from ._results import ContentPart, StepResult, add_usage, append_content, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
 from ._tool import Tool, ToolExecutionOptions, parse_json_text, parse_tool_call_input
 from ._turn_state import (
@@ -176,7 +176,7 @@ class SliceRunner:
         # step state
         self.step_open = False
         self.step_has_content = False
-        self.step_content: list[ConsumerPart] = []
+        self.step_content: list[ContentPart] = []
         self.held: list[ConsumerPart] = []
         self.swallow_next_finish_step = False
         self.expected_calls: int | None = None
@@ -348,16 +348,7 @@ class SliceRunner:
             self._record_content(part)
 
     def _record_content(self, part: ConsumerPart) -> None:
-        # Consecutive text (or reasoning) deltas form one content part, whatever their ids
-        # (spec 2.2.7); the first delta's id and metadata are kept.
-        previous = self.step_content[-1] if self.step_content else None
-        if isinstance(part, ConsumerTextDeltaPart | ConsumerReasoningDeltaPart) and type(
-            previous
-        ) is type(part):
-            assert isinstance(previous, ConsumerTextDeltaPart | ConsumerReasoningDeltaPart)
-            self.step_content[-1] = previous.model_copy(update={"text": previous.text + part.text})
-            return
-        self.step_content.append(part)
+        append_content(self.step_content, part)
 
     async def _handle_tool_input(
         self, part: ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart

@@ -762,7 +762,7 @@ async def test_tool_outcomes_are_held_until_the_step_boundary(tmp_path: Path) ->
     ]
     assert [p.type for p in step.content] == [
         "tool-call",
-        "text-delta",
+        "text",
         "tool-call",
         "tool-result",
         "tool-error",
