@@ -230,6 +230,24 @@ def _model_output(value: Any, mode: str) -> dict[str, Any]:
     return {"type": "json", "value": serialize_unknown(value)}
 
 
+def _result_entry(
+    part: ConsumerToolResultPart | ConsumerToolErrorPart, *, error_mode: str
+) -> dict[str, Any]:
+    # A tool outcome as a model-message tool-result (createToolModelOutput): errors as
+    # error-json in the assistant message, error-text in the tool message.
+    if isinstance(part, ConsumerToolErrorPart):
+        output = _model_output(part.error, error_mode)
+    else:
+        output = _model_output(part.output, "none")
+    entry = {
+        "type": "tool-result",
+        "toolCallId": part.tool_call_id,
+        "toolName": part.tool_name,
+        "output": output,
+    }
+    return _with_options(entry, part.provider_metadata)
+
+
 def _preliminary(part: ConsumerToolResultPart | ConsumerToolErrorPart) -> bool:
     # HOSTTOOL-009 (decision): only a call's final result counts, unlike toResponseMessages.
     return isinstance(part, ConsumerToolResultPart) and part.preliminary is True
@@ -265,17 +283,8 @@ def response_messages(steps: Sequence[StepResult]) -> list[dict[str, Any]]:
                 call["providerExecuted"] = part.provider_executed
             assistant.append(_with_options(call, part.provider_metadata))
         elif isinstance(part, ConsumerToolResultPart | ConsumerToolErrorPart):
-            if not part.provider_executed or _preliminary(part):
-                continue
-            is_error = isinstance(part, ConsumerToolErrorPart)
-            value = part.error if isinstance(part, ConsumerToolErrorPart) else part.output
-            result = {
-                "type": "tool-result",
-                "toolCallId": part.tool_call_id,
-                "toolName": part.tool_name,
-                "output": _model_output(value, "json" if is_error else "none"),
-            }
-            assistant.append(_with_options(result, part.provider_metadata))
+            if part.provider_executed and not _preliminary(part):
+                assistant.append(_result_entry(part, error_mode="json"))
         elif isinstance(part, ConsumerToolApprovalRequestPart):
             request: dict[str, Any] = {
                 "type": "tool-approval-request",
@@ -310,18 +319,12 @@ def response_messages(steps: Sequence[StepResult]) -> list[dict[str, Any]]:
                         "output": denied,
                     }
                 )
-        elif isinstance(part, ConsumerToolResultPart | ConsumerToolErrorPart):
-            if part.provider_executed or _preliminary(part):
-                continue
-            is_error = isinstance(part, ConsumerToolErrorPart)
-            value = part.error if isinstance(part, ConsumerToolErrorPart) else part.output
-            result = {
-                "type": "tool-result",
-                "toolCallId": part.tool_call_id,
-                "toolName": part.tool_name,
-                "output": _model_output(value, "text" if is_error else "none"),
-            }
-            tool.append(_with_options(result, part.provider_metadata))
+        elif (
+            isinstance(part, ConsumerToolResultPart | ConsumerToolErrorPart)
+            and not part.provider_executed
+            and not _preliminary(part)
+        ):
+            tool.append(_result_entry(part, error_mode="text"))
     messages: list[dict[str, Any]] = []
     if assistant:
         messages.append({"role": "assistant", "content": assistant})
