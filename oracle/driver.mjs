@@ -69,7 +69,7 @@ class Normaliser {
     if (Array.isArray(value)) return value.map(v => this.walk(v));
     if (value != null && typeof value === 'object') {
       const out = {};
-      for (const key of Object.keys(value)) out[key] = this.walk(value[key]);
+      for (const key of Object.keys(value).sort()) out[key] = this.walk(value[key]);
       return out;
     }
     return value;

@@ -361,9 +361,9 @@ class GenerateResult:
         steps: The slice's steps.
         usage: The turn's usage (the harness ``finish`` total when present, else the sum).
         total_usage: Same as ``usage``.
-        finish_reason: ``finish`` reason, else the last step's, else ``'other'``.
-        raw_finish_reason: The runtime's own reason, when known.
-        provider_metadata: The ``finish`` (or last step's) metadata.
+        finish_reason: The final step's reason (the ``finish`` part's without steps).
+        raw_finish_reason: The final step's raw reason, when known.
+        provider_metadata: The final step's metadata.
         response_messages: Assistant and tool messages derived from the steps.
         output: Parsed structured output when the agent was configured with ``output``.
     """
@@ -399,6 +399,23 @@ class GenerateResult:
     def tool_results(self) -> list[ConsumerToolResultPart]:
         """Tool results across all steps."""
         return [result for step in self.steps for result in step.tool_results]
+
+    @property
+    def warnings(self) -> list[Any]:
+        """Call warnings of every step: always empty (upstream drops runtime warnings)."""
+        return []
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The final step's request metadata: ``{}`` (the runtime owns the request)."""
+        return {}
+
+    @property
+    def response(self) -> dict[str, Any]:
+        """The final step's response ``{id, timestamp, modelId, messages: []}``."""
+        if self.steps and self.steps[-1].response is not None:
+            return self.steps[-1].response.response.to_wire()
+        return {}
 
     @property
     def content(self) -> list[ContentPart]:

@@ -256,21 +256,21 @@ class StreamResult:
 
     @property
     def tool_calls(self) -> Awaitable[list[ConsumerToolCallPart]]:
-        """The final step's tool calls."""
+        """Tool calls of every step."""
 
         async def get() -> list[ConsumerToolCallPart]:
             steps = (await self._settled()).steps
-            return steps[-1].tool_calls if steps else []
+            return [call for step in steps for call in step.tool_calls]
 
         return get()
 
     @property
     def tool_results(self) -> Awaitable[list[ConsumerToolResultPart]]:
-        """The final step's tool results."""
+        """Final tool results of every step."""
 
         async def get() -> list[ConsumerToolResultPart]:
             steps = (await self._settled()).steps
-            return steps[-1].tool_results if steps else []
+            return [result for step in steps for result in step.tool_results]
 
         return get()
 
@@ -356,9 +356,11 @@ class StreamResult:
             steps=steps,
             usage=finish.total_usage,
             total_usage=finish.total_usage,
-            finish_reason=finish.finish_reason,
-            raw_finish_reason=finish.raw_finish_reason,
-            provider_metadata=finish.provider_metadata,
+            # generate() reads these from the final step, as upstream; a step-less
+            # slice reports the finish part's reasons (RESULT-016).
+            finish_reason=steps[-1].finish_reason if steps else finish.finish_reason,
+            raw_finish_reason=steps[-1].raw_finish_reason if steps else finish.raw_finish_reason,
+            provider_metadata=steps[-1].provider_metadata if steps else None,
             response_messages=response_messages(steps),
             output=output,
         )

@@ -264,11 +264,12 @@ class _Control:
         is_error: bool = False,
         tool_result: dict[str, Any] | None = None,
     ) -> None:
+        # The Python protocol spells an absent isError as False.
         entry: dict[str, Any] = {
             "call": "submitToolResult",
             "toolCallId": tool_call_id,
             "output": output,
-            "isError": is_error,
+            "isError": True if is_error else None,
             "toolResult": tool_result,
         }
         self._harness.log.append(entry)
@@ -638,7 +639,8 @@ async def result_view(result: Any) -> dict[str, Any]:
             continue
         if key == "steps":
             value = [_step_view(step) for step in value]
-        out[key] = value
+        if value is not None:  # None is how Python spells an undefined field
+            out[key] = value
     return out
 
 

@@ -230,10 +230,17 @@ async def test_finish_reason_and_metadata_fallback(
         meta_finish_step("content-filter", META),
         *ending,
     ]
-    async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
+    async with opened(ScriptedHarness([script, script]), tmp_path) as (agent, session):
+        streamed = await agent.stream(session=session, prompt="go")
+        assert (await streamed.finish_reason, await streamed.raw_finish_reason) == (reason, raw)
+        assert await streamed.provider_metadata == metadata
         result = await agent.generate(session=session, prompt="go")
-    assert (result.finish_reason, result.raw_finish_reason) == (reason, raw)
-    assert result.provider_metadata == metadata
+    # generate() follows upstream's GenerateTextResult: the final step's values.
+    assert (result.finish_reason, result.raw_finish_reason) == (
+        "content-filter",
+        "raw-content-filter",
+    )
+    assert result.provider_metadata == META
 
 
 @pytest.mark.requirement("RESULT-015", "RESULT-016")
