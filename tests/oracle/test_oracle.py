@@ -72,10 +72,6 @@ def test_oracle_inventory(capsys: pytest.CaptureFixture[str]) -> None:
         )
 
 
-# A paused slice's unread memory stream is garbage-collected unclosed under trio (an open
-# leak of the lazy slice design, reported with the eager-slices work); it is not a line
-# divergence, so this comparison does not fail on the resulting unraisable warning.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("name", [_param(name) for name in NAMES])
 def test_reference_matches_official(name: str, anyio_backend: str) -> None:
     """The reference agent prints the official lines (declared decision diffs applied)."""

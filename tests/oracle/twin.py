@@ -10,6 +10,7 @@ Run one scenario by hand: ``python -m tests.oracle.twin text-basic``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -748,6 +749,10 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
         if log:
             emit({"op": "adapter", "calls": list(log)})
             log.clear()
+    # A caller releases its sessions; ending them is not part of the compared lines.
+    for session in sessions:
+        with contextlib.suppress(Exception), anyio.fail_after(STEP_TIMEOUT):
+            await session.destroy()
     return lines
 
 
