@@ -183,6 +183,7 @@ class HarnessAgent:
         error_log: Where failed turns are reported as
             ``[harness:<id>:error session=<id>] ...`` lines (default stderr; ``None`` for
             silence).
+        id: The agent's id (the AI SDK ``Agent.id``), exposed as ``agent.id``.
 
     Raises:
         HarnessUsageError, NoSuchToolError, HarnessCapabilityUnsupportedError: invalid
@@ -214,6 +215,7 @@ class HarnessAgent:
         abort_grace: float = 10.0,
         drain_timeout: float = 30.0,
         error_log: TextIO | None = sys.stderr,
+        id: str | None = None,
     ) -> None:
         version = getattr(harness, "specification_version", None)
         if version != "harness-v1":
@@ -222,6 +224,8 @@ class HarnessAgent:
                 f"specificationVersion '{version}'; expected 'harness-v1'."
             )
         self.harness = harness
+        #: The agent's id setting (AI SDK ``Agent.id``), ``None`` when not given.
+        self.id = id
         self.harness_id: str = harness.harness_id
         self.work_dir_setting = validate_sandbox_config(sandbox_config)
         self.sandbox_config = sandbox_config
@@ -263,6 +267,7 @@ class HarnessAgent:
         self.permission_mode: PermissionMode = permission_mode
         self.instructions = _instructions_text(instructions)
         self.skills = list(skills or [])
+        self._skills_given = skills is not None
         self.tools_context = dict(tools_context or {})
         self.prepare_call = prepare_call
         if stop_when is None:
@@ -572,7 +577,7 @@ class HarnessAgent:
         result = await session.start_prompt_turn(
             frozen, prepared.prompt, abort=abort, timeout=timeout, structured=self._structured
         )
-        result.has_output = self.has_output
+        result.output_format = self.response_format
         return result
 
     @property
@@ -680,7 +685,7 @@ class HarnessAgent:
             timeout=timeout,
             structured=self._structured,
         )
-        result.has_output = self.has_output
+        result.output_format = self.response_format
         return result
 
     def _frozen_from_state(self, session: AgentSession) -> FrozenTurn:
@@ -724,7 +729,8 @@ class HarnessAgent:
     ) -> _PreparedCall:
         base: dict[str, Any] = {
             "model": self.model,
-            "skills": list(self.skills),
+            # As upstream, prepare_call sees the setting as given (None when absent).
+            "skills": list(self.skills) if self._skills_given else None,
             "instructions": self.instructions,
             "tools": dict(self.user_tools),
             "tools_context": dict(self.tools_context),
@@ -796,6 +802,12 @@ def _response_format(
     if output == "json":
         return JsonResponseFormat()
     if isinstance(output, Mapping):
+        kind = output.get("type")
+        if kind == "text":
+            return TextResponseFormat()
+        if kind == "json":
+            # The AI SDK's responseFormat form {type: 'json', schema?, name?, description?}.
+            return JsonResponseFormat.model_validate(dict(output))
         return JsonResponseFormat(schema=dict(output))
     raise HarnessUsageError(
         f"HarnessAgent: `output` must be 'text', 'json', a JSON Schema dict or a ResponseFormat; got {output!r}."

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
+import jsonschema
 
 from harness_testkit.spec import (
     ConsumerFinishPart,
@@ -16,8 +17,11 @@ from harness_testkit.spec import (
     ConsumerTextDeltaPart,
     ConsumerToolCallPart,
     ConsumerToolResultPart,
+    HarnessError,
     HarnessUsageError,
+    JsonResponseFormat,
     LanguageModelUsage,
+    TextResponseFormat,
 )
 
 from ._results import (
@@ -27,6 +31,7 @@ from ._results import (
     response_messages,
     step_content_parts,
 )
+from ._tool import validate_json_schema
 from ._turn_state import SliceOutcome
 
 __all__ = ["StreamResult"]
@@ -53,8 +58,10 @@ class StreamResult:
         self._progress = anyio.Event()
         self._generator: AsyncIterator[ConsumerPart] | None = None
         self._structured = structured
-        #: Whether the agent was configured with ``output`` (else ``output`` raises).
-        self.has_output = structured
+        #: The agent's ``output`` format (``None``: no output, and ``output`` raises).
+        self.output_format: TextResponseFormat | JsonResponseFormat | None = (
+            JsonResponseFormat() if structured else None
+        )
 
     # -- streaming ---------------------------------------------------------------------
 
@@ -320,13 +327,13 @@ class StreamResult:
         """The parsed structured output; raises when the agent has no ``output`` (9.10)."""
 
         async def get() -> Any:
-            await self._settled()
-            if not self.has_output:
+            steps = (await self._settled()).steps
+            if self.output_format is None:
                 raise HarnessUsageError(
                     "HarnessAgent: structured output is not implemented yet. "
                     "Track the foundation review for follow-up."
                 )
-            return (await self.to_generate_result()).output
+            return parse_output(self.output_format, steps[-1].text if steps else "")
 
         return get()
 
@@ -345,11 +352,8 @@ class StreamResult:
         steps = tuple(outcome.steps)
         text = steps[-1].text if steps else ""
         output: Any = None
-        if self._structured and text:
-            try:
-                output = json.loads(text)
-            except ValueError:
-                output = None
+        if self.output_format is not None:
+            output = parse_output(self.output_format, text)
         return GenerateResult(
             text=text,
             reasoning_text=steps[-1].reasoning_text if steps else None,
@@ -364,6 +368,37 @@ class StreamResult:
             response_messages=response_messages(steps),
             output=output,
         )
+
+
+class NoObjectGeneratedError(HarnessError):
+    """The final step's text is not the structured output the agent asked for."""
+
+    name = "AI_NoObjectGeneratedError"
+
+
+def parse_output(output_format: TextResponseFormat | JsonResponseFormat, text: str) -> Any:
+    """The AI SDK's ``parseCompleteOutput`` of the final step's text.
+
+    Text output is the text itself; JSON output is the parsed text, validated against the
+    schema when there is one.
+
+    Raises:
+        NoObjectGeneratedError: the text is not JSON, or does not match the schema.
+    """
+    if isinstance(output_format, TextResponseFormat):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise NoObjectGeneratedError("No object generated: could not parse the response.") from None
+    if output_format.schema_ is not None:
+        try:
+            validate_json_schema(value, output_format.schema_)
+        except jsonschema.ValidationError:
+            raise NoObjectGeneratedError(
+                "No object generated: response did not match schema."
+            ) from None
+    return value
 
 
 def _finish_part(parts: list[ConsumerPart]) -> ConsumerFinishPart:

@@ -555,6 +555,15 @@ _SETTINGS = {
 }
 
 
+def _output(spec: Mapping[str, Any]) -> dict[str, Any]:
+    # The scenario names the AI SDK's Output.text/json/object; Python takes the
+    # responseFormat each of them sends.
+    if spec["type"] == "object":
+        fields = {key: spec[key] for key in ("schema", "name", "description") if key in spec}
+        return {"type": "json", **fields}
+    return {"type": spec["type"]}
+
+
 def build_agent(
     scenario: Mapping[str, Any], harness: ScriptedHarness, log: list[dict[str, Any]]
 ) -> HarnessAgent:
@@ -568,7 +577,7 @@ def build_agent(
     if "stopWhen" in spec:
         kwargs["stop_when"] = _stop_when(spec["stopWhen"])
     if "output" in spec:
-        kwargs["output"] = spec["output"]
+        kwargs["output"] = _output(spec["output"])
     if "prepareCall" in spec:
         kwargs["prepare_call"] = _prepare_call(spec["prepareCall"], log)
     kwargs["error_log"] = None

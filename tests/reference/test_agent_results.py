@@ -921,7 +921,10 @@ async def test_response_format_is_sent_on_every_turn(
         agent,
         session,
     ):
-        await agent.generate(session=session, prompt="go")
+        # stream(), not generate(): a paused slice has no JSON text to parse, so its
+        # generate() raises NoObjectGeneratedError as upstream's does.
+        paused = await agent.stream(session=session, prompt="go")
+        await paused.consume()
         await agent.continue_generate(
             session=session, tool_result_continuations=[{"toolCallId": "c1", "output": 1}]
         )
