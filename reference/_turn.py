@@ -265,7 +265,9 @@ class SliceRunner:
             if isinstance(item, ErrorPart):
                 # The first harness error ends the turn; later parts are ignored.
                 await self._join_executions()
-                await self._fail(_as_exception(item.error))
+                # The error part carries the harness's value as it came (upstream
+                # forwards it unchanged); the result fields raise it as an exception.
+                await self._fail(_as_exception(item.error), part_error=item.error)
                 return
             finished_step = await self._handle(item)
             if self.outcome.paused or self.outcome.error is not None:
@@ -1168,13 +1170,15 @@ class SliceRunner:
             )
         )
 
-    async def _fail(self, error: BaseException) -> None:
+    async def _fail(self, error: BaseException, *, part_error: Any = None) -> None:
         self._release_turn()
         if self.abort.is_set():
             self.outcome.aborted = True
             reason = ABORT_REASON
             self.outcome.abort_reason = reason
-            self.outcome.error = _abort_error()
+            # As upstream, the result fields reject with the turn's own error (what ended
+            # the aborted turn), the abort part carries the reason.
+            self.outcome.error = error
             await self.sink(ConsumerAbortPart(reason=reason))
             return
         self.outcome.error = error
@@ -1185,11 +1189,12 @@ class SliceRunner:
                 f"turn failed: {type(error).__name__}: {error}",
                 file=self.error_log,
             )
-        await self.sink(ConsumerErrorPart(error=error))
+        await self.sink(ConsumerErrorPart(error=error if part_error is None else part_error))
 
 
-#: anyio events carry no reason, so the abort part always says this.
-ABORT_REASON = "The turn was aborted."
+#: anyio events carry no reason, so the abort part always says what a TypeScript consumer
+#: sees for an AbortController aborted without a reason (``String(signal.reason)``).
+ABORT_REASON = "AbortError: This operation was aborted"
 
 
 def _abort_error() -> BaseException:
