@@ -198,11 +198,6 @@ class StepResult:
         ]
 
 
-def step_content_parts(step: StepResult) -> list[dict[str, Any]]:
-    """The step's content as AI SDK content parts (wire dicts)."""
-    return [part.to_wire() for part in step.content]
-
-
 def _with_options(entry: dict[str, Any], metadata: Metadata | None) -> dict[str, Any]:
     if metadata is not None:
         entry["providerOptions"] = metadata

@@ -25,11 +25,11 @@ from harness_testkit.spec import (
 )
 
 from ._results import (
+    ContentPart,
     GenerateResult,
     StepResult,
     add_usage,
     response_messages,
-    step_content_parts,
 )
 from ._tool import validate_json_schema
 from ._turn_state import SliceOutcome
@@ -252,12 +252,12 @@ class StreamResult:
         return get()
 
     @property
-    def content(self) -> Awaitable[list[dict[str, Any]]]:
-        """Content of every step as AI SDK content parts (text and reasoning coalesced)."""
+    def content(self) -> Awaitable[list[ContentPart]]:
+        """Content of every step (text and reasoning coalesced, notes 9.2)."""
 
-        async def get() -> list[dict[str, Any]]:
+        async def get() -> list[ContentPart]:
             steps = (await self._settled()).steps
-            return [part for step in steps for part in step_content_parts(step)]
+            return [part for step in steps for part in step.content]
 
         return get()
 

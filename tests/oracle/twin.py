@@ -222,10 +222,17 @@ class MemoryProvider:
 # ------------------------------------------------------------------------------------
 
 
-class ScriptError(Exception):
-    """An adapter failure scripted by ``{"fail": message}``."""
+class Error(Exception):
+    """A scripted failure (adapter ``fail``, tool ``throws``), as the driver's ``new Error``.
+
+    The agent renders a failed host tool as ``<ExceptionClassName>: <message>``, so the
+    class name matches JavaScript's ``Error``.
+    """
 
     name = "Error"
+
+
+ScriptError = Error
 
 
 class _Turn:
