@@ -46,7 +46,6 @@ from harness_testkit.spec import (
     FinishPart,
     FinishReason,
     FinishStepPart,
-    HarnessCapabilityUnsupportedError,
     HarnessTurnError,
     InvalidLifecycleStateError,
     LanguageModelUsage,
@@ -931,11 +930,11 @@ class SliceRunner:
     async def _submit_approval(self, approval_id: str, approved: bool, reason: str | None) -> None:
         submit = getattr(self.control, "submit_tool_approval", None)
         if submit is None:
+            # A plain error, as upstream (ERROR-007), not the capability error.
             raise _SliceFailed(
-                HarnessCapabilityUnsupportedError(
+                HarnessTurnError(
                     f"Harness '{self.core.harness_id}' emitted a built-in tool approval request "
-                    "but does not support approval responses.",
-                    harness_id=self.core.harness_id,
+                    "but does not support approval responses."
                 )
             )
         await submit(approval_id, approved, reason)
