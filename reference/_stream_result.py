@@ -306,10 +306,10 @@ class StreamResult:
         """The final step's response: ``{id, timestamp, modelId, messages: []}``."""
 
         async def get() -> dict[str, Any]:
-            steps = (await self._settled()).steps
-            if steps and steps[-1].response is not None:
-                return steps[-1].response.response.to_wire()
-            return {}
+            outcome = await self._settled()
+            if outcome.steps and outcome.steps[-1].response is not None:
+                return outcome.steps[-1].response.response.to_wire()
+            return dict(outcome.empty_response or {})
 
         return get()
 

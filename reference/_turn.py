@@ -1151,6 +1151,11 @@ class SliceRunner:
         return FinishReason(unified="other")
 
     async def _finish_result(self, reason: FinishReason) -> None:
+        self.outcome.empty_response = StepResponse(
+            id=f"{self.call_id}-0",
+            timestamp=self.core.clock().isoformat(),
+            model_id=self.model_id,
+        ).to_wire()
         finish = self.outcome.finish
         if finish is not None:
             usage = normalize_usage(finish.total_usage)
