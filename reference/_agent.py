@@ -184,6 +184,7 @@ class HarnessAgent:
         error_log: Where failed turns are reported as
             ``[harness:<id>:error session=<id>] ...`` lines (default stderr; ``None`` for
             silence).
+        id: The agent's id (the AI SDK ``Agent.id``), exposed as ``agent.id``.
 
     Raises:
         HarnessUsageError, NoSuchToolError, HarnessCapabilityUnsupportedError: invalid
@@ -215,6 +216,7 @@ class HarnessAgent:
         abort_grace: float = 10.0,
         drain_timeout: float = 30.0,
         error_log: TextIO | None = sys.stderr,
+        id: str | None = None,
     ) -> None:
         version = getattr(harness, "specification_version", None)
         if version != "harness-v1":
@@ -223,6 +225,8 @@ class HarnessAgent:
                 f"specificationVersion '{version}'; expected 'harness-v1'."
             )
         self.harness = harness
+        #: The agent's id setting (AI SDK ``Agent.id``), ``None`` when not given.
+        self.id = id
         self.harness_id: str = harness.harness_id
         self.work_dir_setting = validate_sandbox_config(sandbox_config)
         self.sandbox_config = sandbox_config
@@ -264,6 +268,7 @@ class HarnessAgent:
         self.permission_mode: PermissionMode = permission_mode
         self.instructions = _instructions_text(instructions)
         self.skills = list(skills or [])
+        self._skills_given = skills is not None
         self.tools_context = dict(tools_context or {})
         self.prepare_call = prepare_call
         if stop_when is None:
@@ -571,9 +576,11 @@ class HarnessAgent:
             tools_context=prepared.tools_context,
         )
         session.check_can_prompt()
-        return await session.start_prompt_turn(
+        result = await session.start_prompt_turn(
             frozen, prepared.prompt, abort=abort, timeout=timeout, structured=self._structured
         )
+        result.output_format = self.response_format
+        return result
 
     @property
     def _structured(self) -> bool:
@@ -672,7 +679,7 @@ class HarnessAgent:
         frozen = core.frozen
         if frozen is None:
             frozen = self._frozen_from_state(session)
-        return await session.start_continuation(
+        result = await session.start_continuation(
             frozen,
             approvals=approvals,
             results=results,
@@ -680,6 +687,8 @@ class HarnessAgent:
             timeout=timeout,
             structured=self._structured,
         )
+        result.output_format = self.response_format
+        return result
 
     def _frozen_from_state(self, session: AgentSession) -> FrozenTurn:
         """Settings of a turn continued on a recreated session (7.7.3)."""
@@ -722,7 +731,8 @@ class HarnessAgent:
     ) -> _PreparedCall:
         base: dict[str, Any] = {
             "model": self.model,
-            "skills": list(self.skills),
+            # As upstream, prepare_call sees the setting as given (None when absent).
+            "skills": list(self.skills) if self._skills_given else None,
             "instructions": self.instructions,
             "tools": dict(self.user_tools),
             "tools_context": dict(self.tools_context),
@@ -794,6 +804,12 @@ def _response_format(
     if output == "json":
         return JsonResponseFormat()
     if isinstance(output, Mapping):
+        kind = output.get("type")
+        if kind == "text":
+            return TextResponseFormat()
+        if kind == "json":
+            # The AI SDK's responseFormat form {type: 'json', schema?, name?, description?}.
+            return JsonResponseFormat.model_validate(dict(output))
         return JsonResponseFormat(schema=dict(output))
     raise HarnessUsageError(
         f"HarnessAgent: `output` must be 'text', 'json', a JSON Schema dict or a ResponseFormat; got {output!r}."

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from harness_testkit.spec import (
     ConsumerFinishStepPart,
@@ -20,13 +21,17 @@ from harness_testkit.spec import (
     LanguageModelUsage,
     OutputTokenDetails,
     Usage,
+    WireModel,
     serialize_unknown,
 )
 from harness_testkit.spec import ProviderMetadata as Metadata
 
 __all__ = [
+    "ContentPart",
     "GenerateResult",
+    "ReasoningContent",
     "StepResult",
+    "TextContent",
     "add_usage",
     "normalize_usage",
     "response_messages",
@@ -98,6 +103,46 @@ def add_usage(left: LanguageModelUsage, right: LanguageModelUsage) -> LanguageMo
     )
 
 
+class TextContent(WireModel):
+    """A step's coalesced text: consecutive text deltas, whatever their ids (notes 9.2)."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningContent(WireModel):
+    """A step's coalesced reasoning: consecutive reasoning deltas (notes 9.2)."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+#: A step content part: coalesced text/reasoning, or a tool-call, approval, tool-result
+#: or tool-error consumer part as streamed.
+ContentPart: TypeAlias = TextContent | ReasoningContent | ConsumerPart
+
+
+def append_content(content: list[ContentPart], part: ConsumerPart) -> None:
+    """Add a streamed part to a step's content, coalescing text and reasoning deltas.
+
+    Like the official agent, a delta extends the previous part when that part has the same
+    kind; ids and metadata of the deltas are not kept.
+    """
+    previous = content[-1] if content else None
+    if isinstance(part, ConsumerTextDeltaPart):
+        if isinstance(previous, TextContent):
+            content[-1] = TextContent(text=previous.text + part.text)
+        else:
+            content.append(TextContent(text=part.text))
+    elif isinstance(part, ConsumerReasoningDeltaPart):
+        if isinstance(previous, ReasoningContent):
+            content[-1] = ReasoningContent(text=previous.text + part.text)
+        else:
+            content.append(ReasoningContent(text=part.text))
+    else:
+        content.append(part)
+
+
 @dataclass(frozen=True)
 class StepResult:
     """One model step of a turn slice.
@@ -120,7 +165,7 @@ class StepResult:
     call_id: str
     provider: str
     model_id: str
-    content: tuple[ConsumerPart, ...]
+    content: tuple[ContentPart, ...]
     finish_reason: str
     raw_finish_reason: str | None
     usage: LanguageModelUsage
@@ -131,12 +176,12 @@ class StepResult:
     @property
     def text(self) -> str:
         """The step's text (all text deltas, coalesced)."""
-        return "".join(p.text for p in self.content if isinstance(p, ConsumerTextDeltaPart))
+        return "".join(p.text for p in self.content if isinstance(p, TextContent))
 
     @property
     def reasoning_text(self) -> str | None:
         """The step's reasoning text, ``None`` when there was none."""
-        parts = [p.text for p in self.content if isinstance(p, ConsumerReasoningDeltaPart)]
+        parts = [p.text for p in self.content if isinstance(p, ReasoningContent)]
         return "".join(parts) if parts else None
 
     @property
@@ -154,71 +199,152 @@ class StepResult:
         ]
 
 
-def response_messages(steps: Sequence[StepResult]) -> list[dict[str, Any]]:
-    """AI SDK response messages derived from the steps' content.
+def _with_options(entry: dict[str, Any], metadata: Metadata | None) -> dict[str, Any]:
+    if metadata is not None:
+        entry["providerOptions"] = metadata
+    return entry
 
-    Each step yields one assistant message (text, reasoning, tool calls, approval
-    requests, provider-executed results) and, when the step has host-side outcomes or
-    approval responses, one ``tool`` message.
+
+def _error_message(error: Any) -> str:
+    # The AI SDK's getErrorMessage: strings as they are, errors by message, else JSON.
+    if error is None:
+        return "unknown error"
+    if isinstance(error, str):
+        return error
+    if isinstance(error, BaseException):
+        return str(error)
+    return json.dumps(serialize_unknown(error), separators=(",", ":"))
+
+
+def _model_output(value: Any, mode: str) -> dict[str, Any]:
+    if mode == "text":
+        return {"type": "error-text", "value": _error_message(value)}
+    if mode == "json":
+        return {"type": "error-json", "value": serialize_unknown(value)}
+    if isinstance(value, str):
+        return {"type": "text", "value": value}
+    return {"type": "json", "value": serialize_unknown(value)}
+
+
+def _result_entry(
+    part: ConsumerToolResultPart | ConsumerToolErrorPart, *, error_mode: str
+) -> dict[str, Any]:
+    # A tool outcome as a model-message tool-result (createToolModelOutput): errors as
+    # error-json in the assistant message, error-text in the tool message.
+    if isinstance(part, ConsumerToolErrorPart):
+        output = _model_output(part.error, error_mode)
+    else:
+        output = _model_output(part.output, "none")
+    entry = {
+        "type": "tool-result",
+        "toolCallId": part.tool_call_id,
+        "toolName": part.tool_name,
+        "output": output,
+    }
+    return _with_options(entry, part.provider_metadata)
+
+
+def _preliminary(part: ConsumerToolResultPart | ConsumerToolErrorPart) -> bool:
+    # HOSTTOOL-009 (decision): only a call's final result counts, unlike toResponseMessages.
+    return isinstance(part, ConsumerToolResultPart) and part.preliminary is True
+
+
+def response_messages(steps: Sequence[StepResult]) -> list[dict[str, Any]]:
+    """AI SDK response messages of a slice: ``toResponseMessages`` over all steps' content.
+
+    One assistant message (text, reasoning, tool calls, approval requests and
+    provider-executed outcomes, in content order) and one ``tool`` message (approval
+    responses, an ``execution-denied`` result per denial, and host-side outcomes sorted by
+    the order of their calls), each only when it has content.
     """
-    messages: list[dict[str, Any]] = []
-    for step in steps:
-        assistant: list[dict[str, Any]] = []
-        tool: list[dict[str, Any]] = []
-        text = step.text
-        reasoning = step.reasoning_text
-        if reasoning:
-            assistant.append({"type": "reasoning", "text": reasoning})
-        if text:
-            assistant.append({"type": "text", "text": text})
-        for part in step.content:
-            if isinstance(part, ConsumerToolCallPart):
-                call: dict[str, Any] = {
-                    "type": "tool-call",
-                    "toolCallId": part.tool_call_id,
-                    "toolName": part.tool_name,
-                    "input": serialize_unknown(part.input),
-                }
-                if part.provider_executed is not None:
-                    call["providerExecuted"] = part.provider_executed
-                assistant.append(call)
-            elif isinstance(part, ConsumerToolApprovalRequestPart):
-                assistant.append(
+    content = [part for step in steps for part in step.content]
+    order: dict[str, int] = {}
+    assistant: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextContent | ReasoningContent):
+            if part.text or isinstance(part, ReasoningContent):
+                assistant.append({"type": part.type, "text": part.text})
+        elif isinstance(part, ConsumerToolCallPart):
+            order.setdefault(part.tool_call_id, len(order))
+            call_input = part.input
+            if part.invalid and not isinstance(call_input, dict | list):
+                call_input = {}
+            call: dict[str, Any] = {
+                "type": "tool-call",
+                "toolCallId": part.tool_call_id,
+                "toolName": part.tool_name,
+                "input": serialize_unknown(call_input),
+            }
+            if part.provider_executed is not None:
+                call["providerExecuted"] = part.provider_executed
+            assistant.append(_with_options(call, part.provider_metadata))
+        elif isinstance(part, ConsumerToolResultPart | ConsumerToolErrorPart):
+            if part.provider_executed and not _preliminary(part):
+                assistant.append(_result_entry(part, error_mode="json"))
+        elif isinstance(part, ConsumerToolApprovalRequestPart):
+            request: dict[str, Any] = {
+                "type": "tool-approval-request",
+                "approvalId": part.approval_id,
+                "toolCallId": part.tool_call.tool_call_id,
+            }
+            if part.is_automatic is not None:
+                request["isAutomatic"] = part.is_automatic
+            assistant.append(request)
+    tool: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, ConsumerToolApprovalResponsePart):
+            response: dict[str, Any] = {
+                "type": "tool-approval-response",
+                "approvalId": part.approval_id,
+                "approved": part.approved,
+            }
+            if part.reason is not None:
+                response["reason"] = part.reason
+            if part.provider_executed is not None:
+                response["providerExecuted"] = part.provider_executed
+            tool.append(response)
+            if not part.approved:
+                denied: dict[str, Any] = {"type": "execution-denied"}
+                if part.reason is not None:
+                    denied["reason"] = part.reason
+                tool.append(
                     {
-                        "type": "tool-approval-request",
-                        "approvalId": part.approval_id,
+                        "type": "tool-result",
                         "toolCallId": part.tool_call.tool_call_id,
+                        "toolName": part.tool_call.tool_name,
+                        "output": denied,
                     }
                 )
-            elif isinstance(part, ConsumerToolApprovalResponsePart):
-                response: dict[str, Any] = {
-                    "type": "tool-approval-response",
-                    "approvalId": part.approval_id,
-                    "approved": part.approved,
-                }
-                if part.reason is not None:
-                    response["reason"] = part.reason
-                tool.append(response)
-            elif isinstance(part, ConsumerToolResultPart | ConsumerToolErrorPart):
-                if part.preliminary if isinstance(part, ConsumerToolResultPart) else False:
-                    continue
-                is_error = isinstance(part, ConsumerToolErrorPart)
-                value = serialize_unknown(part.error if is_error else part.output)  # type: ignore[union-attr]
-                result = {
-                    "type": "tool-result",
-                    "toolCallId": part.tool_call_id,
-                    "toolName": part.tool_name,
-                    "output": {"type": "error-json" if is_error else "json", "value": value},
-                }
-                if part.provider_executed:
-                    assistant.append(result)
-                else:
-                    tool.append(result)
-        if assistant:
-            messages.append({"role": "assistant", "content": assistant})
-        if tool:
-            messages.append({"role": "tool", "content": tool})
+        elif (
+            isinstance(part, ConsumerToolResultPart | ConsumerToolErrorPart)
+            and not part.provider_executed
+            and not _preliminary(part)
+        ):
+            tool.append(_result_entry(part, error_mode="text"))
+    messages: list[dict[str, Any]] = []
+    if assistant:
+        messages.append({"role": "assistant", "content": assistant})
+    if tool:
+        messages.append({"role": "tool", "content": _sorted_results(tool, order)})
     return messages
+
+
+def _sorted_results(
+    content: list[dict[str, Any]], order: Mapping[str, int]
+) -> list[dict[str, Any]]:
+    # Tool results follow the order of their calls (unknown calls last, stable); approval
+    # responses keep their places.
+    results = [part for part in content if part["type"] == "tool-result"]
+    ranked = sorted(
+        enumerate(results),
+        key=lambda item: (
+            order.get(item[1]["toolCallId"]) is None,
+            order.get(item[1]["toolCallId"], 0),
+            item[0],
+        ),
+    )
+    queue = iter(part for _, part in ranked)
+    return [next(queue) if part["type"] == "tool-result" else part for part in content]
 
 
 @dataclass(frozen=True)
@@ -231,9 +357,9 @@ class GenerateResult:
         steps: The slice's steps.
         usage: The turn's usage (the harness ``finish`` total when present, else the sum).
         total_usage: Same as ``usage``.
-        finish_reason: ``finish`` reason, else the last step's, else ``'other'``.
-        raw_finish_reason: The runtime's own reason, when known.
-        provider_metadata: The ``finish`` (or last step's) metadata.
+        finish_reason: The final step's reason (the ``finish`` part's without steps).
+        raw_finish_reason: The final step's raw reason, when known.
+        provider_metadata: The final step's metadata.
         response_messages: Assistant and tool messages derived from the steps.
         output: Parsed structured output when the agent was configured with ``output``.
     """
@@ -257,7 +383,7 @@ class GenerateResult:
         return [
             {"type": "reasoning", "text": part.text}
             for part in self.steps[-1].content
-            if isinstance(part, ConsumerReasoningDeltaPart)
+            if isinstance(part, ReasoningContent)
         ]
 
     @property
@@ -271,6 +397,23 @@ class GenerateResult:
         return [result for step in self.steps for result in step.tool_results]
 
     @property
-    def content(self) -> list[ConsumerPart]:
+    def warnings(self) -> list[Any]:
+        """Call warnings of every step: always empty (upstream drops runtime warnings)."""
+        return []
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The final step's request metadata: ``{}`` (the runtime owns the request)."""
+        return {}
+
+    @property
+    def response(self) -> dict[str, Any]:
+        """The final step's response ``{id, timestamp, modelId, messages: []}``."""
+        if self.steps and self.steps[-1].response is not None:
+            return self.steps[-1].response.response.to_wire()
+        return {}
+
+    @property
+    def content(self) -> list[ContentPart]:
         """Content parts across all steps."""
         return [part for step in self.steps for part in step.content]

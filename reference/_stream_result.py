@@ -8,17 +8,30 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
+import jsonschema
 
 from harness_testkit.spec import (
     ConsumerFinishPart,
     ConsumerPart,
     ConsumerStartPart,
     ConsumerTextDeltaPart,
+    ConsumerToolCallPart,
+    ConsumerToolResultPart,
+    HarnessError,
     HarnessUsageError,
+    JsonResponseFormat,
     LanguageModelUsage,
+    TextResponseFormat,
 )
 
-from ._results import GenerateResult, StepResult, add_usage, response_messages
+from ._results import (
+    ContentPart,
+    GenerateResult,
+    StepResult,
+    add_usage,
+    response_messages,
+)
+from ._tool import validate_json_schema
 from ._turn_state import SliceOutcome
 
 __all__ = ["StreamResult"]
@@ -45,6 +58,10 @@ class StreamResult:
         self._progress = anyio.Event()
         self._generator: AsyncIterator[ConsumerPart] | None = None
         self._structured = structured
+        #: The agent's ``output`` format (``None``: no output, and ``output`` raises).
+        self.output_format: TextResponseFormat | JsonResponseFormat | None = (
+            JsonResponseFormat() if structured else None
+        )
 
     # -- streaming ---------------------------------------------------------------------
 
@@ -210,6 +227,117 @@ class StreamResult:
         return get()
 
     @property
+    def total_usage(self) -> Awaitable[LanguageModelUsage]:
+        """Same as :attr:`usage` (the AI SDK's ``totalUsage``)."""
+        return self.usage
+
+    @property
+    def raw_finish_reason(self) -> Awaitable[str | None]:
+        """The runtime's own finish reason of the result."""
+
+        async def get() -> str | None:
+            await self._settled()
+            return _finish_part(self._parts).raw_finish_reason
+
+        return get()
+
+    @property
+    def provider_metadata(self) -> Awaitable[dict[str, Any] | None]:
+        """The result's provider metadata (from the harness ``finish``)."""
+
+        async def get() -> dict[str, Any] | None:
+            await self._settled()
+            return _finish_part(self._parts).provider_metadata
+
+        return get()
+
+    @property
+    def content(self) -> Awaitable[list[ContentPart]]:
+        """Content of every step (text and reasoning coalesced, notes 9.2)."""
+
+        async def get() -> list[ContentPart]:
+            steps = (await self._settled()).steps
+            return [part for step in steps for part in step.content]
+
+        return get()
+
+    @property
+    def tool_calls(self) -> Awaitable[list[ConsumerToolCallPart]]:
+        """Tool calls of every step."""
+
+        async def get() -> list[ConsumerToolCallPart]:
+            steps = (await self._settled()).steps
+            return [call for step in steps for call in step.tool_calls]
+
+        return get()
+
+    @property
+    def tool_results(self) -> Awaitable[list[ConsumerToolResultPart]]:
+        """Final tool results of every step."""
+
+        async def get() -> list[ConsumerToolResultPart]:
+            steps = (await self._settled()).steps
+            return [result for step in steps for result in step.tool_results]
+
+        return get()
+
+    @property
+    def warnings(self) -> Awaitable[list[Any] | None]:
+        """Call warnings: ``None``, as upstream drops the runtime's warnings."""
+
+        async def get() -> list[Any] | None:
+            await self._settled()
+            return None
+
+        return get()
+
+    @property
+    def request(self) -> Awaitable[dict[str, Any]]:
+        """The request metadata: always ``{}`` (the runtime owns the request)."""
+
+        async def get() -> dict[str, Any]:
+            await self._settled()
+            return {}
+
+        return get()
+
+    @property
+    def response(self) -> Awaitable[dict[str, Any]]:
+        """The final step's response: ``{id, timestamp, modelId, messages: []}``."""
+
+        async def get() -> dict[str, Any]:
+            outcome = await self._settled()
+            if outcome.steps and outcome.steps[-1].response is not None:
+                return outcome.steps[-1].response.response.to_wire()
+            return dict(outcome.empty_response or {})
+
+        return get()
+
+    @property
+    def response_messages(self) -> Awaitable[list[dict[str, Any]]]:
+        """Assistant and tool messages derived from the steps (``toResponseMessages``)."""
+
+        async def get() -> list[dict[str, Any]]:
+            return response_messages((await self._settled()).steps)
+
+        return get()
+
+    @property
+    def output(self) -> Awaitable[Any]:
+        """The parsed structured output; raises when the agent has no ``output`` (9.10)."""
+
+        async def get() -> Any:
+            steps = (await self._settled()).steps
+            if self.output_format is None:
+                raise HarnessUsageError(
+                    "HarnessAgent: structured output is not implemented yet. "
+                    "Track the foundation review for follow-up."
+                )
+            return parse_output(self.output_format, steps[-1].text if steps else "")
+
+        return get()
+
+    @property
     def partial_output_stream(self) -> AsyncIterator[Any]:
         """Not implemented (raises the specification's not-implemented error)."""
         raise HarnessUsageError(
@@ -224,23 +352,53 @@ class StreamResult:
         steps = tuple(outcome.steps)
         text = steps[-1].text if steps else ""
         output: Any = None
-        if self._structured and text:
-            try:
-                output = json.loads(text)
-            except ValueError:
-                output = None
+        if self.output_format is not None:
+            output = parse_output(self.output_format, text)
         return GenerateResult(
             text=text,
             reasoning_text=steps[-1].reasoning_text if steps else None,
             steps=steps,
             usage=finish.total_usage,
             total_usage=finish.total_usage,
-            finish_reason=finish.finish_reason,
-            raw_finish_reason=finish.raw_finish_reason,
-            provider_metadata=finish.provider_metadata,
+            # generate() reads these from the final step, as upstream; a step-less
+            # slice reports the finish part's reasons (RESULT-016).
+            finish_reason=steps[-1].finish_reason if steps else finish.finish_reason,
+            raw_finish_reason=steps[-1].raw_finish_reason if steps else finish.raw_finish_reason,
+            provider_metadata=steps[-1].provider_metadata if steps else None,
             response_messages=response_messages(steps),
             output=output,
         )
+
+
+class NoObjectGeneratedError(HarnessError):
+    """The final step's text is not the structured output the agent asked for."""
+
+    name = "AI_NoObjectGeneratedError"
+
+
+def parse_output(output_format: TextResponseFormat | JsonResponseFormat, text: str) -> Any:
+    """The AI SDK's ``parseCompleteOutput`` of the final step's text.
+
+    Text output is the text itself; JSON output is the parsed text, validated against the
+    schema when there is one.
+
+    Raises:
+        NoObjectGeneratedError: the text is not JSON, or does not match the schema.
+    """
+    if isinstance(output_format, TextResponseFormat):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise NoObjectGeneratedError("No object generated: could not parse the response.") from None
+    if output_format.schema_ is not None:
+        try:
+            validate_json_schema(value, output_format.schema_)
+        except jsonschema.ValidationError:
+            raise NoObjectGeneratedError(
+                "No object generated: response did not match schema."
+            ) from None
+    return value
 
 
 def _finish_part(parts: list[ConsumerPart]) -> ConsumerFinishPart:

@@ -159,6 +159,24 @@ def parse_json_text(text: str) -> tuple[bool, Any]:
         return False, text
 
 
+def _json_error(text: str) -> str:
+    try:
+        json.loads(text)
+    except ValueError as error:
+        return str(error)
+    return "not JSON"
+
+
+class InvalidToolInputError(ValueError):
+    """A tool call whose input is not JSON or fails the tool's schema (AI SDK error)."""
+
+    name = "AI_InvalidToolInputError"
+
+    def __init__(self, tool_name: str, cause: str) -> None:
+        super().__init__(f"Invalid input for tool {tool_name}: {cause}")
+        self.tool_name = tool_name
+
+
 def parse_tool_call_input(
     tool_name: str,
     input_text: str,
@@ -175,9 +193,7 @@ def parse_tool_call_input(
     """
     ok, value = parse_json_text(input_text)
     declared = tools.get(tool_name)
-    if declared is None:
-        if provider_executed is True and dynamic is True:
-            return ParsedToolCall(input=value, invalid=False, dynamic=True)
+    if declared is None and not (provider_executed is True and dynamic is True):
         return ParsedToolCall(
             input=value,
             invalid=True,
@@ -189,8 +205,14 @@ def parse_tool_call_input(
             input=value,
             invalid=True,
             dynamic=True,
-            error=ValueError(f"Invalid JSON input for tool '{tool_name}': {input_text!r}"),
+            error=InvalidToolInputError(
+                tool_name,
+                f"AI_JSONParseError: JSON parsing failed: Text: {input_text}.\n"
+                f"Error message: {_json_error(input_text)}",
+            ),
         )
+    if declared is None:
+        return ParsedToolCall(input=value, invalid=False, dynamic=True)
     # Host tools are this module's Tool; anything else is a built-in, whatever its class
     # (an adapter's own objects satisfying the built-in tool protocol included).
     schema: Any = declared.input_schema
@@ -199,11 +221,16 @@ def parse_tool_call_input(
         _validate(schema, value)
     except (jsonschema.ValidationError, ValidationError) as error:
         message = error.message if isinstance(error, jsonschema.ValidationError) else str(error)
+        shown = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
         return ParsedToolCall(
             input=value,
             invalid=True,
             dynamic=True,
-            error=ValueError(f"Invalid input for tool '{tool_name}': {message}"),
+            error=InvalidToolInputError(
+                tool_name,
+                f"AI_TypeValidationError: Type validation failed: Value: {shown}.\n"
+                f"Error message: {message}",
+            ),
         )
     return ParsedToolCall(input=value, invalid=False, dynamic=is_dynamic)
 

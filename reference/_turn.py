@@ -47,7 +47,6 @@ from harness_testkit.spec import (
     FinishPart,
     FinishReason,
     FinishStepPart,
-    HarnessCapabilityUnsupportedError,
     HarnessTurnError,
     InvalidLifecycleStateError,
     LanguageModelUsage,
@@ -79,7 +78,7 @@ from harness_testkit.spec import (
 from harness_testkit.spec import ProviderMetadata as Metadata
 
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
-from ._results import StepResult, add_usage, normalize_usage
+from ._results import ContentPart, StepResult, add_usage, append_content, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
 from ._tool import Tool, ToolExecutionOptions, parse_json_text, parse_tool_call_input
 from ._turn_state import (
@@ -177,7 +176,7 @@ class SliceRunner:
         # step state
         self.step_open = False
         self.step_has_content = False
-        self.step_content: list[ConsumerPart] = []
+        self.step_content: list[ContentPart] = []
         self.held: list[ConsumerPart] = []
         self.swallow_next_finish_step = False
         self.expected_calls: int | None = None
@@ -266,7 +265,9 @@ class SliceRunner:
             if isinstance(item, ErrorPart):
                 # The first harness error ends the turn; later parts are ignored.
                 await self._join_executions()
-                await self._fail(_as_exception(item.error))
+                # The error part carries the harness's value as it came (upstream
+                # forwards it unchanged); the result fields raise it as an exception.
+                await self._fail(_as_exception(item.error), part_error=item.error)
                 return
             finished_step = await self._handle(item)
             if self.outcome.paused or self.outcome.error is not None:
@@ -349,16 +350,7 @@ class SliceRunner:
             self._record_content(part)
 
     def _record_content(self, part: ConsumerPart) -> None:
-        # Consecutive text (or reasoning) deltas form one content part, whatever their ids
-        # (spec 2.2.7); the first delta's id and metadata are kept.
-        previous = self.step_content[-1] if self.step_content else None
-        if isinstance(part, ConsumerTextDeltaPart | ConsumerReasoningDeltaPart) and type(
-            previous
-        ) is type(part):
-            assert isinstance(previous, ConsumerTextDeltaPart | ConsumerReasoningDeltaPart)
-            self.step_content[-1] = previous.model_copy(update={"text": previous.text + part.text})
-            return
-        self.step_content.append(part)
+        append_content(self.step_content, part)
 
     async def _handle_tool_input(
         self, part: ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart
@@ -939,11 +931,11 @@ class SliceRunner:
     async def _submit_approval(self, approval_id: str, approved: bool, reason: str | None) -> None:
         submit = getattr(self.control, "submit_tool_approval", None)
         if submit is None:
+            # A plain error, as upstream (ERROR-007), not the capability error.
             raise _SliceFailed(
-                HarnessCapabilityUnsupportedError(
+                HarnessTurnError(
                     f"Harness '{self.core.harness_id}' emitted a built-in tool approval request "
-                    "but does not support approval responses.",
-                    harness_id=self.core.harness_id,
+                    "but does not support approval responses."
                 )
             )
         await submit(approval_id, approved, reason)
@@ -1160,6 +1152,11 @@ class SliceRunner:
         return FinishReason(unified="other")
 
     async def _finish_result(self, reason: FinishReason) -> None:
+        self.outcome.empty_response = StepResponse(
+            id=f"{self.call_id}-0",
+            timestamp=self.core.clock().isoformat(),
+            model_id=self.model_id,
+        ).to_wire()
         finish = self.outcome.finish
         if finish is not None:
             usage = normalize_usage(finish.total_usage)
@@ -1178,13 +1175,15 @@ class SliceRunner:
             )
         )
 
-    async def _fail(self, error: BaseException) -> None:
+    async def _fail(self, error: BaseException, *, part_error: Any = None) -> None:
         self._release_turn()
         if self.abort.is_set():
             self.outcome.aborted = True
             reason = ABORT_REASON
             self.outcome.abort_reason = reason
-            self.outcome.error = _abort_error()
+            # As upstream, the result fields reject with the turn's own error (what ended
+            # the aborted turn), the abort part carries the reason.
+            self.outcome.error = error
             await self.sink(ConsumerAbortPart(reason=reason))
             return
         self.outcome.error = error
@@ -1195,11 +1194,12 @@ class SliceRunner:
                 f"turn failed: {type(error).__name__}: {error}",
                 file=self.error_log,
             )
-        await self.sink(ConsumerErrorPart(error=error))
+        await self.sink(ConsumerErrorPart(error=error if part_error is None else part_error))
 
 
-#: anyio events carry no reason, so the abort part always says this.
-ABORT_REASON = "The turn was aborted."
+#: anyio events carry no reason, so the abort part always says what a TypeScript consumer
+#: sees for an AbortController aborted without a reason (``String(signal.reason)``).
+ABORT_REASON = "AbortError: This operation was aborted"
 
 
 def _abort_error() -> BaseException:

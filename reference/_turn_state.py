@@ -144,3 +144,6 @@ class SliceOutcome:
     abort_reason: str | None = None
     paused: bool = False
     suspended: bool = False
+    #: The response of the synthetic final step of a step-less slice (upstream's
+    #: ``{id: <callId>-0, timestamp, modelId, messages: []}``), set when it finishes.
+    empty_response: dict[str, Any] | None = None

@@ -266,12 +266,12 @@ def finalize_workflow(state: WorkflowState) -> WorkflowResult:
 
 
 def step_count_is(count: int) -> Callable[[Any], bool]:
-    """A ``stop_when`` predicate: stop once ``count`` steps ran in the slice (``isStepCount``)."""
+    """A ``stop_when`` predicate: exactly ``count`` steps ran in the slice (``isStepCount``: ==)."""
     if count < 1:
         raise HarnessUsageError(f"step_count_is needs a count of at least 1; got {count}.")
 
     def reached(context: Any) -> bool:
-        return len(context["steps"]) >= count
+        return len(context["steps"]) == count
 
     return reached
 

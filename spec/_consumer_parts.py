@@ -252,6 +252,21 @@ class ConsumerToolApprovalResponsePart(WireModel):
     provider_executed: bool | None = None
 
 
+def empty_performance() -> dict[str, JSONValue]:
+    """The step ``performance`` the official agent reports (it measures nothing).
+
+    The AI SDK's ``StepResultPerformance`` with zero rates and times, no per-tool
+    execution times, and the optional rates left out.
+    """
+    return {
+        "effectiveOutputTokensPerSecond": 0,
+        "effectiveTotalTokensPerSecond": 0,
+        "stepTimeMs": 0,
+        "responseTimeMs": 0,
+        "toolExecutionMs": {},
+    }
+
+
 class ConsumerFinishStepPart(WireModel):
     """Closes a step."""
 
@@ -261,6 +276,7 @@ class ConsumerFinishStepPart(WireModel):
     finish_reason: str
     raw_finish_reason: str | None = None
     provider_metadata: Metadata | None = None
+    performance: dict[str, JSONValue] = Field(default_factory=empty_performance)
 
 
 class ConsumerFinishPart(WireModel):

@@ -17,6 +17,7 @@ from harness_testkit.reference import ToolExecutionOptions, tool
 from harness_testkit.spec import (
     HarnessError,
     HarnessSessionStateError,
+    HarnessTurnError,
     ToolContextValidationError,
 )
 from tests.reference.scripted import (
@@ -469,6 +470,8 @@ async def test_builtin_settlement_without_submit_tool_approval_fails(tmp_path: P
         assert session.turn_state == "idle"
     assert kinds(parts)[-1] == "error"
     assert str(parts[-1].error) == NO_APPROVAL_RESPONSES  # type: ignore[union-attr]
+    # A plain error (name "Error"), not the capability error (ERROR-007).
+    assert type(parts[-1].error) is HarnessTurnError  # type: ignore[union-attr]
 
 
 @pytest.mark.requirement("ADAPTER-047")
@@ -478,6 +481,8 @@ async def test_filter_auto_deny_without_submit_tool_approval_fails(tmp_path: Pat
         _, parts = await stream_parts(agent, session=session, prompt="go")
     assert kinds(parts)[-1] == "error"
     assert str(parts[-1].error) == NO_APPROVAL_RESPONSES  # type: ignore[union-attr]
+    # A plain error (name "Error"), not the capability error (ERROR-007).
+    assert type(parts[-1].error) is HarnessTurnError  # type: ignore[union-attr]
 
 
 # -- 5.4.1 / 5.4.2 message-derived continuations -------------------------------------------------------

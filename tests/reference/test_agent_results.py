@@ -230,10 +230,17 @@ async def test_finish_reason_and_metadata_fallback(
         meta_finish_step("content-filter", META),
         *ending,
     ]
-    async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
+    async with opened(ScriptedHarness([script, script]), tmp_path) as (agent, session):
+        streamed = await agent.stream(session=session, prompt="go")
+        assert (await streamed.finish_reason, await streamed.raw_finish_reason) == (reason, raw)
+        assert await streamed.provider_metadata == metadata
         result = await agent.generate(session=session, prompt="go")
-    assert (result.finish_reason, result.raw_finish_reason) == (reason, raw)
-    assert result.provider_metadata == metadata
+    # generate() follows upstream's GenerateTextResult: the final step's values.
+    assert (result.finish_reason, result.raw_finish_reason) == (
+        "content-filter",
+        "raw-content-filter",
+    )
+    assert result.provider_metadata == META
 
 
 @pytest.mark.requirement("RESULT-015", "RESULT-016")
@@ -289,16 +296,19 @@ async def test_response_messages_include_reasoning_and_tool_parts(tmp_path: Path
         session,
     ):
         result = await agent.generate(session=session, prompt="go")
-    first, second = result.response_messages
-    assert first == {
-        "role": "assistant",
-        "content": [
-            {"type": "reasoning", "text": "thinking"},
-            {"type": "text", "text": "calling"},
-            {"type": "tool-call", "toolCallId": "c1", "toolName": "echo", "input": {"v": 1}},
-        ],
-    }
-    assert second == {"role": "assistant", "content": [{"type": "text", "text": "done"}]}
+    # toResponseMessages over the content of every step: one assistant message, in
+    # content order (the host result is not content: the runtime did not echo it).
+    assert result.response_messages == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "reasoning", "text": "thinking"},
+                {"type": "text", "text": "calling"},
+                {"type": "tool-call", "toolCallId": "c1", "toolName": "echo", "input": {"v": 1}},
+                {"type": "text", "text": "done"},
+            ],
+        }
+    ]
     assert [call.tool_call_id for call in result.tool_calls] == ["c1"]
 
 
@@ -911,7 +921,10 @@ async def test_response_format_is_sent_on_every_turn(
         agent,
         session,
     ):
-        await agent.generate(session=session, prompt="go")
+        # stream(), not generate(): a paused slice has no JSON text to parse, so its
+        # generate() raises NoObjectGeneratedError as upstream's does.
+        paused = await agent.stream(session=session, prompt="go")
+        await paused.consume()
         await agent.continue_generate(
             session=session, tool_result_continuations=[{"toolCallId": "c1", "output": 1}]
         )

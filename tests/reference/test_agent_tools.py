@@ -505,7 +505,7 @@ async def test_denied_status_emits_automatic_request_and_response_and_denies(
         "tool-call",
         "tool-approval-request",
         "tool-approval-response",
-        "text-delta",
+        "text",
     ]
     assert await result.finish_reason == "stop"
 

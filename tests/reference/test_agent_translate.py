@@ -762,7 +762,7 @@ async def test_tool_outcomes_are_held_until_the_step_boundary(tmp_path: Path) ->
     ]
     assert [p.type for p in step.content] == [
         "tool-call",
-        "text-delta",
+        "text",
         "tool-call",
         "tool-result",
         "tool-error",
@@ -780,7 +780,7 @@ async def test_outcome_after_the_last_finish_step_is_dropped_silently(tmp_path: 
     harness = ScriptedHarness([script], builtin_tools={"bash": builtin(BASH_SCHEMA)})
     async with opened(harness, tmp_path) as (agent, session):
         result = await agent.generate(session=session, prompt="go")
-    assert result.finish_reason == "stop"
+    assert result.finish_reason == "tool-calls"  # generate(): the final step's reason
     assert [p.type for p in result.steps[0].content] == ["tool-call"]
     assert all(p.type != "tool-result" for p in result.content)
 

@@ -133,6 +133,7 @@ def test_step_count_is_counts_the_slice_steps() -> None:
     stop = step_count_is(2)
     assert not stop({"steps": [1]})
     assert stop({"steps": [1, 2]})
+    assert not stop({"steps": [1, 2, 3]})  # isStepCount compares with ==
     with pytest.raises(HarnessUsageError):
         step_count_is(0)
 

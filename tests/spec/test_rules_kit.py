@@ -436,6 +436,13 @@ CONSUMER_PARTS: list[dict[str, Any]] = [
         "finishReason": "stop",
         "rawFinishReason": "end_turn",
         "providerMetadata": META,
+        "performance": {
+            "effectiveOutputTokensPerSecond": 0,
+            "effectiveTotalTokensPerSecond": 0,
+            "stepTimeMs": 0,
+            "responseTimeMs": 0,
+            "toolExecutionMs": {"c": 12},
+        },
     },
     {
         "type": "finish",
