@@ -100,4 +100,8 @@ def test_invalid_tool_input_keeps_its_error_text() -> None:
         "bash", '{"command": 3}', tools, provider_executed=True, dynamic=None
     )
     assert parsed.invalid
-    assert str(parsed.error) == "Invalid input for tool 'bash': 3 is not of type 'string'"
+    # The AI SDK's InvalidToolInputError text (the oracle's committed official outputs).
+    assert str(parsed.error) == (
+        "Invalid input for tool bash: AI_TypeValidationError: Type validation failed: "
+        'Value: {"command":3}.\nError message: 3 is not of type \'string\''
+    )
