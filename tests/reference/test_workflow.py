@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from harness_testkit.fake_harness import FakeHarness, Script, generate_script
@@ -582,8 +583,9 @@ class _IdleClock:
 
     async def sleep(self, seconds: float) -> None:
         with anyio.fail_after(10):
+            # Polling on purpose: the turn's end is no event a test can wait on.
             while not self.agent.opened or self.agent.opened[-1].has_unfinished_turn():
-                await anyio.sleep(0)
+                await anyio.lowlevel.checkpoint()
         self.fired = True
 
 
