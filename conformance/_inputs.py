@@ -23,6 +23,7 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "MAX_SAFE_INTEGER",
     "InputError",
+    "bounded_copy",
     "check_json_value",
     "parse_structured",
     "read_bounded_text",
@@ -202,6 +203,31 @@ def check_json_value(value: Any, *, what: str, max_depth: int = MAX_DEPTH) -> No
                     stack.append((child, f"{where}[{index}]", depth + 1, False))
             continue
         raise InputError(f"{where}: {type(item).__name__} is not a JSON value")
+
+
+def bounded_copy(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:
+    """A JSON-ready copy of ``value`` for evidence (bundles): subtrees deeper than
+    ``max_depth`` and unsafe integers become a short note, other objects their ``repr``.
+
+    The recursion is bounded by ``max_depth``, so it never raises ``RecursionError``.
+    """
+
+    def copy(item: Any, depth: int) -> Any:
+        if item is None or isinstance(item, bool | str):
+            return item
+        if isinstance(item, int):
+            return item if abs(item) <= MAX_SAFE_INTEGER else f"<integer {_short(item)}>"
+        if isinstance(item, float):
+            return item if math.isfinite(item) else repr(item)
+        if isinstance(item, dict | list | tuple):
+            if depth >= max_depth:
+                return f"<nested deeper than {max_depth} levels>"
+            if isinstance(item, dict):
+                return {str(key): copy(child, depth + 1) for key, child in item.items()}
+            return [copy(child, depth + 1) for child in item]
+        return repr(item)[:2000]
+
+    return copy(value, 0)
 
 
 def _short(number: int) -> str:

@@ -22,7 +22,7 @@ from harness_testkit.spec import InvalidLifecycleStateError
 
 from ._checks import REGISTRY, Check, CheckFailed, CheckSkipped, ordered_checks
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
-from ._inputs import InputError, check_json_value, read_structured
+from ._inputs import InputError, bounded_copy, read_structured
 from ._replay import BUNDLE_VERSION
 from ._report import CheckResult, Report, dump_json, strongest_level
 from ._tracebacks import format_error
@@ -381,15 +381,6 @@ def _run_property(
     return count[0]
 
 
-def _bundle_value(value: Any, what: str) -> Any:
-    """``value`` when it is JSON a bundle can hold, else a note saying why not."""
-    try:
-        check_json_value(value, what=what)
-    except InputError as error:
-        return {"unrecordable": str(error)[:500]}
-    return value
-
-
 def _write_bundle(
     options: RunOptions,
     target: AdapterTarget,
@@ -418,8 +409,9 @@ def _write_bundle(
         "failedRequirement": requirement,
         "message": message,
         "traceback": trace,
-        "scenario": _bundle_value(scenario, "scenario"),
-        "transcript": _bundle_value(transcript, "transcript"),
+        # Evidence stays writable whatever the adapter emitted (deep, huge, not JSON).
+        "scenario": bounded_copy(scenario),
+        "transcript": bounded_copy(transcript),
     }
     path.write_text(dump_json(bundle), encoding="utf-8")
     return path

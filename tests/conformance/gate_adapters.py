@@ -101,3 +101,27 @@ def _mutant_factory(name: str) -> Any:
 
 #: Emits ``finish`` twice (STREAM-040): fails ``stream.grammar``.
 duplicate_finish = _mutant_factory("duplicate-finish")
+
+
+def nested(depth: int) -> Any:
+    """A JSON list nested ``depth`` levels deep."""
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class _DeepPart(MutantSession):
+    def rewrite(self, part: Any) -> list[Any]:
+        wire = part.to_wire() if hasattr(part, "to_wire") else part
+        if isinstance(wire, dict) and wire.get("type") == "text-delta":
+            return [part, {"type": "raw", "rawValue": nested(1000)}]
+        return [part]
+
+
+def deep_part() -> MutantAdapter:
+    """Emits a raw part nested 1,000 deep next to every text delta."""
+    return MutantAdapter(FakeHarness(profile="minimal"), _DeepPart)
+
+
+deep_part.capabilities = minimal.capabilities  # type: ignore[attr-defined]
