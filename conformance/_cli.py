@@ -322,6 +322,11 @@ def check(
         reports.append(interrupted.report)
         interrupted.report.print_console(verbose=verbose)
         code = _EXIT_SIGNAL.get(type(interrupted.cause).__name__, 130)
+    except (KeyboardInterrupt, Terminated) as error:  # between checks: no partial report
+        code = _EXIT_SIGNAL[type(error).__name__]
+        if not reports:
+            click.echo("INTERRUPTED: no check finished", err=True)
+            sys.exit(code)
     except Exception as error:
         _internal_exit(error, verbose)
     outcome = verdict(reports, gate)

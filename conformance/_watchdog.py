@@ -161,20 +161,24 @@ def run_guarded(
     run longer than ``wall_limit`` seconds returns :class:`Stuck` with the worker's stack.
     """
     box: dict[str, Any] = {}
+    # An Event, not Thread.join: a join interrupted by KeyboardInterrupt can leave the
+    # thread reporting itself dead while it still runs (CPython gh-90882).
+    finished = threading.Event()
 
     def body() -> None:
         try:
             box["value"] = function()
         except BaseException as error:
             box["error"] = error
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=body, name="harness-testkit-check", daemon=True)
     started = time.monotonic()
     worker.start()
     try:
         while True:
-            worker.join(_POLL_SECONDS)
-            if not worker.is_alive():
+            if finished.wait(_POLL_SECONDS):
                 break
             now = time.monotonic()
             stalled = monitor.stalled_for(now)
@@ -188,12 +192,11 @@ def run_guarded(
                 else:
                     reason = f"the check ran longer than its wall-time cap of {wall_limit:g} s"
                 monitor.request_cancel()
-                worker.join(grace)
-                return Stuck(reason=reason, stack=stack, abandoned=worker.is_alive())
+                return Stuck(reason=reason, stack=stack, abandoned=not finished.wait(grace))
     except BaseException:
         # SIGINT/SIGTERM: cancel the check and let its teardown run before going on.
         monitor.request_cancel()
-        worker.join(TEARDOWN_GRACE)
+        finished.wait(TEARDOWN_GRACE)
         raise
     if "error" in box:
         raise box["error"]
