@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -63,7 +65,12 @@ from harness_testkit.spec import (
     PermissionMode,
     SandboxProvider,
     Skill,
+    find_non_json,
 )
+
+#: Largest scenario file read (bytes) and deepest nesting accepted in one.
+MAX_SCENARIO_BYTES = 8 * 1024 * 1024
+MAX_SCENARIO_DEPTH = 64
 
 #: ``stop_when`` predicate of the agent: receives ``{"steps": [...]}``.
 StopCondition: TypeAlias = Callable[[Mapping[str, Any]], bool]
@@ -695,10 +702,28 @@ def load_scenario(path: str | Path) -> LoadedScenario:
     """
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        info = os.stat(file)
+        if not stat.S_ISREG(info.st_mode):
+            raise ScenarioError(str(file), [ScenarioIssue("(document)", "not a regular file")])
+        if info.st_size > MAX_SCENARIO_BYTES:
+            raise ScenarioError(
+                str(file),
+                [
+                    ScenarioIssue(
+                        "(document)",
+                        f"{info.st_size} bytes; the limit is {MAX_SCENARIO_BYTES}",
+                    )
+                ],
+            )
+        with open(file, "rb") as handle:
+            text = handle.read(MAX_SCENARIO_BYTES + 1).decode("utf-8")
     except OSError as error:
         raise ScenarioError(
             str(file), [ScenarioIssue("(document)", f"cannot read the file: {error.strerror}")]
+        ) from None
+    except UnicodeDecodeError as error:
+        raise ScenarioError(
+            str(file), [ScenarioIssue("(document)", f"not UTF-8 text: {error.reason}")]
         ) from None
     return parse_scenario(
         text, source=str(file), base_dir=file.parent, json_only=file.suffix == ".json"
@@ -767,16 +792,57 @@ def parse_scenario(
     return loaded
 
 
+class _BoundedLoader(yaml.SafeLoader):
+    """Safe YAML without aliases (no "billion laughs") and at most MAX_SCENARIO_DEPTH deep."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.YAMLError("YAML aliases are not accepted in scenarios")
+        self._depth += 1
+        try:
+            if self._depth > MAX_SCENARIO_DEPTH:
+                raise yaml.YAMLError(f"nesting deeper than {MAX_SCENARIO_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def _parse_text(text: str, source: str, json_only: bool) -> Any:
+    value = _parse_bounded(text, source, json_only)
+    problem = find_non_json(value, "$", max_depth=MAX_SCENARIO_DEPTH, safe_integers=True)
+    if problem is not None:
+        raise ScenarioError(source, [ScenarioIssue("(document)", problem)])
+    return value
+
+
+def _parse_bounded(text: str, source: str, json_only: bool) -> Any:
     if json_only:
         try:
             return json.loads(text)
+        except RecursionError:
+            raise ScenarioError(
+                source,
+                [ScenarioIssue("(document)", f"nesting deeper than {MAX_SCENARIO_DEPTH} levels")],
+            ) from None
         except json.JSONDecodeError as error:
             raise ScenarioError(
                 source, [ScenarioIssue("(document)", f"invalid JSON: {error.msg}", error.lineno)]
             ) from None
     try:
-        return yaml.safe_load(text)
+        loader = _BoundedLoader(text)
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    except RecursionError:
+        raise ScenarioError(
+            source,
+            [ScenarioIssue("(document)", f"nesting deeper than {MAX_SCENARIO_DEPTH} levels")],
+        ) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error)
@@ -819,7 +885,23 @@ def _resolve_script(
     if not path.is_absolute():
         path = base_dir / path
     try:
-        return Script.from_file(path)
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCENARIO_BYTES:
+            problem = (
+                "is not a regular file"
+                if not stat.S_ISREG(info.st_mode)
+                else f"is {info.st_size} bytes; the limit is {MAX_SCENARIO_BYTES}"
+            )
+            issues.append(ScenarioIssue("harness.script", f"{path} {problem}", locator.line(where)))
+            return None
+        text = path.read_text(encoding="utf-8")
+        document = _parse_text(text, str(path), path.suffix == ".json")
+        return Script.model_validate(document)
+    except ScenarioError as error:
+        issues.extend(
+            ScenarioIssue("harness.script", f"in {path}: {issue.problem}", locator.line(where))
+            for issue in error.issues
+        )
     except OSError as error:
         issues.append(
             ScenarioIssue(
