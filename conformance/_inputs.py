@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from harness_testkit.spec import safe_load_bounded
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_INPUT_BYTES",
@@ -69,31 +71,6 @@ def read_bounded_text(path: Path, *, what: str, max_bytes: int = MAX_INPUT_BYTES
         raise InputError(f"{what} {path} is not UTF-8 text: {error}") from error
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """A safe YAML loader that refuses aliases and deep nesting while composing."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise InputError(
-                f"YAML aliases are not accepted (alias at line {event.start_mark.line + 1})"
-            )
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                event = self.peek_event()  # type: ignore[no-untyped-call]
-                raise InputError(
-                    f"nesting deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1})"
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
 def _json_depth_ok(text: str) -> bool:
     # Cheap upper bound before json.loads (which would recurse): brackets outside strings.
     depth = 0
@@ -129,11 +106,7 @@ def parse_structured(text: str, *, what: str, json_only: bool = False) -> Any:
                 raise InputError(f"nesting deeper than {MAX_DEPTH} levels")
             value = json.loads(text, parse_constant=_refuse_constant)
         else:
-            loader = _BoundedLoader(text)
-            try:
-                value = loader.get_single_data()
-            finally:
-                loader.dispose()
+            value = safe_load_bounded(text, max_depth=MAX_DEPTH)
     except InputError as error:
         raise InputError(f"{what}: {error}") from None
     except (ValueError, yaml.YAMLError, RecursionError) as error:

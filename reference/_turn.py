@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -1249,7 +1249,7 @@ def _jsonable(value: Any) -> Any:
 _DETACHED: set[Any] = set()
 
 
-def _spawn_detached(function: Callable[[], Awaitable[None]]) -> None:
+def _spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Start ``function`` in a task no caller waits for (trio system task or asyncio task).
 
     The slice never joins it: ``done()`` of an adapter that ignores cancellation keeps
@@ -1266,6 +1266,6 @@ def _spawn_detached(function: Callable[[], Awaitable[None]]) -> None:
             return
     import asyncio
 
-    task = asyncio.get_running_loop().create_task(function())  # type: ignore[arg-type]
+    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(function())
     _DETACHED.add(task)  # asyncio keeps weak references only
     task.add_done_callback(_DETACHED.discard)

@@ -66,6 +66,7 @@ from harness_testkit.spec import (
     SandboxProvider,
     Skill,
     find_non_json,
+    safe_load_bounded,
 )
 
 #: Largest scenario file read (bytes) and deepest nesting accepted in one.
@@ -792,25 +793,6 @@ def parse_scenario(
     return loaded
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """Safe YAML without aliases (no "billion laughs") and at most MAX_SCENARIO_DEPTH deep."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.YAMLError("YAML aliases are not accepted in scenarios")
-        self._depth += 1
-        try:
-            if self._depth > MAX_SCENARIO_DEPTH:
-                raise yaml.YAMLError(f"nesting deeper than {MAX_SCENARIO_DEPTH} levels")
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
 def _parse_text(text: str, source: str, json_only: bool) -> Any:
     value = _parse_bounded(text, source, json_only)
     problem = find_non_json(value, "$", max_depth=MAX_SCENARIO_DEPTH, safe_integers=True)
@@ -833,11 +815,7 @@ def _parse_bounded(text: str, source: str, json_only: bool) -> Any:
                 source, [ScenarioIssue("(document)", f"invalid JSON: {error.msg}", error.lineno)]
             ) from None
     try:
-        loader = _BoundedLoader(text)
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
+        return safe_load_bounded(text, max_depth=MAX_SCENARIO_DEPTH)
     except RecursionError:
         raise ScenarioError(
             source,

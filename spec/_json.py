@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+import yaml
 from pydantic import ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
@@ -16,6 +17,7 @@ __all__ = [
     "dump_json",
     "find_non_json",
     "is_json_value",
+    "safe_load_bounded",
 ]
 
 #: Any JSON value (null, bool, number, string, array, object), validated by pydantic.
@@ -115,3 +117,43 @@ def dump_json(value: Any) -> str:
         Compact JSON text with non-ASCII characters kept as they are.
     """
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """A safe YAML loader refusing aliases and nesting deeper than ``max_depth``."""
+
+    def __init__(self, stream: str, max_depth: int) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._max_depth = max_depth
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.YAMLError(
+                f"YAML aliases are not accepted (alias at line {event.start_mark.line + 1})"
+            )
+        self._depth += 1
+        try:
+            if self._depth > self._max_depth:
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise yaml.YAMLError(
+                    f"nesting deeper than {self._max_depth} levels "
+                    f"(line {event.start_mark.line + 1})"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def safe_load_bounded(text: str, *, max_depth: int) -> Any:
+    """``yaml.safe_load`` without aliases (no "billion laughs") and bounded nesting.
+
+    Raises:
+        yaml.YAMLError: invalid YAML, an alias, or nesting deeper than ``max_depth``.
+    """
+    loader = _BoundedLoader(text, max_depth)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()

@@ -23,9 +23,7 @@ from harness_testkit.simulate._scenario import (
 
 from .support import write_scenario
 
-SCHEMA_FILE = (
-    Path(__file__).resolve().parents[2] / "simulate" / "examples" / "scenario.schema.json"
-)
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "simulate" / "examples" / "scenario.schema.json"
 
 
 def test_the_shipped_examples_are_listed_and_valid() -> None:
