@@ -70,10 +70,12 @@ class ConformanceSuite:
             pytest.skip(result.message)
         if result.status == "xfail":
             pytest.xfail(result.message)
-        if result.status in ("fail", "xpass"):
+        if result.status in ("fail", "xpass", "error"):
             replay = f"\nreplay: {result.replay_command}" if result.replay_command else ""
             level = result.failed_level or result.level
-            pytest.fail(f"{level} {result.message}{replay}", pytrace=False)
+            kind = "check error: " if result.status == "error" else ""
+            trace = f"\n{result.traceback}" if result.traceback else ""
+            pytest.fail(f"{level} {kind}{result.message}{replay}{trace}", pytrace=False)
 
 
 def default_run_options(config: pytest.Config) -> RunOptions:
