@@ -56,13 +56,16 @@ def _cyclic() -> dict[str, Any]:
     return value
 
 
-def test_a_part_nested_1000_deep_is_a_stream_004_failure_with_a_bundle(tmp_path: Path) -> None:
+def _target(name: str) -> AdapterTarget:
     ordered_checks()
-    target = AdapterTarget(
-        factory=gate_adapters.deep_part,
-        capabilities=gate_adapters.deep_part.capabilities,
-        name=f"{ADAPTERS}:deep_part",
+    factory = getattr(gate_adapters, name)
+    return AdapterTarget(
+        factory=factory, capabilities=factory.capabilities, name=f"{ADAPTERS}:{name}"
     )
+
+
+def test_a_part_nested_1000_deep_is_a_stream_004_failure_with_a_bundle(tmp_path: Path) -> None:
+    target = _target("deep_part")
     result = run_check(
         REGISTRY["stream.grammar"], target, RunOptions(profile="smoke", bundle_dir=tmp_path)
     )
@@ -142,12 +145,7 @@ def test_special_files_and_alias_bombs_are_refused(tmp_path: Path) -> None:
 
 
 def _bundle(tmp_path: Path) -> dict[str, Any]:
-    ordered_checks()
-    target = AdapterTarget(
-        factory=gate_adapters.crashing_start,
-        capabilities=gate_adapters.crashing_start.capabilities,
-        name=f"{ADAPTERS}:crashing_start",
-    )
+    target = _target("crashing_start")
     result = run_check(
         REGISTRY["adapter.surface"], target, RunOptions(profile="smoke", bundle_dir=tmp_path)
     )

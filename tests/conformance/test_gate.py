@@ -395,3 +395,14 @@ def test_known_failures_still_count_as_declared() -> None:
     assert not verdict([report], Gate(require_tier="black-box")).ok
     documents = RunDocuments(reports=(report,), verdict=judged)
     assert "MUSTs not verified as holding" in documents.to_markdown()
+
+
+def test_verbose_console_prints_the_traceback_of_an_error(tmp_path: Path) -> None:
+    args = (f"{ADAPTERS}:crashing_start", "--profile", "smoke", "--check", "session.identity")
+    quiet = _invoke(*args, "--bundle-dir", str(tmp_path))
+    verbose = _invoke(*args, "--bundle-dir", str(tmp_path), "-v")
+    assert quiet.exit_code == verbose.exit_code == 1, verbose.output
+    assert "start_that_crashes" not in quiet.output
+    assert "adapter frames (most recent call last):" in verbose.output
+    assert "start_that_crashes" in verbose.output
+    assert "check erred" in verbose.output.splitlines()[-1]
