@@ -1,32 +1,111 @@
-"""``harness-testkit check`` and ``harness-testkit replay``."""
+"""``harness-testkit check`` and ``harness-testkit replay``.
+
+Exit codes (both commands): 0 conformant (replay: not reproduced), 1 non-conformant
+(replay: reproduced), 2 usage or setup error (a one-line message, no traceback),
+3 internal error of the kit; 130 / 143 when SIGINT / SIGTERM stopped the run (the
+summary and the report files are still written).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, NoReturn
 
 import click
 
-from ._adapter_checks.registry import ordered_checks
+from ._adapter_checks.registry import REGISTRY, ordered_checks
 from ._capabilities import AdapterCapabilities
 from ._context import PROFILES, AdapterTarget, load_target
 from ._html import write_html
 from ._hypothesis import DEFAULT_EXAMPLE_DATABASE
+from ._inputs import InputError, read_bounded_text
+from ._replay import BundleError, load_bundle_model
 from ._report import Report
-from ._runner import Expectations, RunOptions, load_bundle, run_check, run_suite
+from ._runner import (
+    Expectations,
+    RunInterrupted,
+    RunOptions,
+    Selection,
+    SelectionError,
+    run_check,
+    run_suite,
+    select_checks,
+)
+from ._verdict import TIERS, Gate, RunDocuments, verdict
+from ._watchdog import Terminated
 
-__all__ = ["check", "replay"]
+__all__ = [
+    "EXIT_CONFORMANT",
+    "EXIT_INTERNAL",
+    "EXIT_NONCONFORMANT",
+    "EXIT_USAGE",
+    "check",
+    "replay",
+]
+
+EXIT_CONFORMANT = 0
+EXIT_NONCONFORMANT = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+_EXIT_SIGNAL = {"KeyboardInterrupt": 128 + 2, "Terminated": 128 + 15}
+
+
+class _SetupError(Exception):
+    """A usage or setup problem (exit 2)."""
+
+
+def _usage_exit(message: str) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _internal_exit(error: BaseException, verbose: bool) -> NoReturn:
+    click.echo(
+        f"internal error of harness-testkit: {type(error).__name__}: {error} "
+        "(please report it; -v prints the traceback)",
+        err=True,
+    )
+    if verbose:
+        click.echo("".join(traceback.format_exception(error)), err=True)
+    sys.exit(EXIT_INTERNAL)
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the main thread (so teardown runs)."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Terminated()
+
+    try:
+        previous: Any = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (embedded use): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _load_capabilities(path: Path | None) -> AdapterCapabilities | None:
     if path is None:
         return None
     try:
+        read_bounded_text(path, what="capability file")  # a regular file, bounded
         return AdapterCapabilities.from_file(path)
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--capabilities") from error
+    except InputError as error:
+        raise _SetupError(str(error)) from None
+    except ValueError as error:  # the file's syntax or pydantic's ValidationError
+        first = str(error).replace("\n", "; ")
+        raise _SetupError(f"capability file {path}: {first}") from None
 
 
 def self_targets() -> list[AdapterTarget]:
@@ -36,11 +115,55 @@ def self_targets() -> list[AdapterTarget]:
     return self_test_targets()
 
 
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Repeated options and comma lists, flattened (``--check a,b --check c``)."""
+    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
+
+
+def _probe_factory(target: AdapterTarget) -> None:
+    try:
+        target.factory()
+    except Exception as error:
+        raise _SetupError(
+            f"the adapter factory {target.name} raised {type(error).__name__}: {error}"
+        ) from None
+
+
+_SELECTION_OPTIONS: list[Callable[[Any], Any]] = [
+    click.option(
+        "--check", "check_ids", multiple=True, help="Only these check ids (comma lists allowed)."
+    ),
+    click.option("--exclude", multiple=True, help="Leave out these check ids."),
+    click.option(
+        "--area", "areas", multiple=True, help="Only checks of these areas (STREAM, ...)."
+    ),
+    click.option(
+        "--level",
+        "levels",
+        multiple=True,
+        help="Only checks whose strongest level is one of these.",
+    ),
+    click.option(
+        "--requirement",
+        "requirements",
+        multiple=True,
+        help="Only checks verifying these requirement ids.",
+    ),
+    click.option(
+        "--tier", "tiers", multiple=True, help="Only checks of these tiers (black-box, scripted)."
+    ),
+]
+
+
 @click.command("check")
 @click.argument("adapter", required=False)
 @click.option("--self", "self_test", is_flag=True, help="Check the fake harness in every profile.")
 @click.option(
-    "--profile", type=click.Choice(sorted(PROFILES)), default="standard", show_default=True
+    "--profile",
+    type=click.Choice([*sorted(PROFILES), "all"]),
+    default="standard",
+    show_default=True,
+    help="Conformance depth; `all` runs every profile (one verdict over all).",
 )
 @click.option(
     "--sandbox", type=click.Choice(["local", "docker"]), default="local", show_default=True
@@ -66,8 +189,34 @@ def self_targets() -> list[AdapterTarget]:
         "over each profile's own known deviations."
     ),
 )
-@click.option("--check", "check_ids", multiple=True, help="Run only these check ids.")
-@click.option("--list", "list_only", is_flag=True, help="List the checks and exit.")
+@click.option(
+    "--require-tier",
+    type=click.Choice(list(TIERS)),
+    help="Every MUST of the checks of this tier (and below) must be verified: unverified "
+    "(skipped or blocked) MUSTs fail the run.",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="YAML `unverified: [MUST ids]` that may stay unverified; any other unverified "
+    "MUST fails the run.",
+)
+@click.option(
+    "--check-timeout",
+    type=click.FloatRange(min=1),
+    default=900.0,
+    show_default=True,
+    help="Wall-time cap of one check in seconds (over it: ADAPTER-044, the run goes on).",
+)
+@_SELECTION_OPTIONS[0]
+@_SELECTION_OPTIONS[1]
+@_SELECTION_OPTIONS[2]
+@_SELECTION_OPTIONS[3]
+@_SELECTION_OPTIONS[4]
+@_SELECTION_OPTIONS[5]
+@click.option("--list", "list_only", is_flag=True, help="List the selected checks and exit.")
+@click.option("-v", "--verbose", is_flag=True, help="Print the traceback of every failure.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
@@ -98,8 +247,17 @@ def check(
     backend: str,
     capabilities_path: Path | None,
     expectations_path: Path | None,
+    require_tier: str | None,
+    baseline_path: Path | None,
+    check_timeout: float,
     check_ids: tuple[str, ...],
+    exclude: tuple[str, ...],
+    areas: tuple[str, ...],
+    levels: tuple[str, ...],
+    requirements: tuple[str, ...],
+    tiers: tuple[str, ...],
     list_only: bool,
+    verbose: bool,
     junit_xml: Path | None,
     json_path: Path | None,
     report_path: Path | None,
@@ -108,90 +266,189 @@ def check(
 ) -> None:
     """Check ADAPTER (package.module:factory) against harness-v1.
 
-    Exit status 0 only when every MUST holds.
+    Exit 0 only when every MUST that applies was verified and holds; 1 when one fails
+    (or a check errs, or a MUST the gate requires stays unverified); 2 on a usage or
+    setup error; 3 on an internal error of the kit.
     """
-    if list_only:
-        for item in ordered_checks():
-            click.echo(f"{item.id:40} {item.tier:9} {', '.join(item.requirements)}")
-        return
-    if self_test == (adapter is not None):
-        raise click.UsageError("give exactly one of ADAPTER (package.module:factory) or --self")
-    expectations = Expectations.load(expectations_path) if expectations_path else Expectations()
-    if self_test:
-        targets = self_targets()
-        profiles = sorted(PROFILES) if profile == "all" else [profile]
-    else:
+    try:
+        selection = Selection(
+            checks=_split(check_ids),
+            exclude=_split(exclude),
+            areas=tuple(item.upper() for item in _split(areas)),
+            levels=tuple(item.upper() for item in _split(levels)),
+            requirements=_split(requirements),
+            tiers=_split(tiers),
+        )
+        selected = select_checks(selection)
+        if list_only:
+            for item in selected:
+                click.echo(f"{item.id:40} {item.tier:9} {', '.join(item.requirements)}")
+            return
+        if self_test == (adapter is not None):
+            raise _SetupError("give exactly one of ADAPTER (package.module:factory) or --self")
         try:
-            targets = [load_target(adapter, _load_capabilities(capabilities_path))]  # type: ignore[arg-type]
+            expectations = (
+                Expectations.load(expectations_path) if expectations_path else Expectations()
+            )
+            gate = (
+                Gate.load_baseline(baseline_path, require_tier=require_tier)
+                if baseline_path
+                else Gate(require_tier=require_tier)
+            )
         except ValueError as error:
-            raise click.BadParameter(str(error), param_hint="ADAPTER") from error
-        profiles = [profile]
+            raise _SetupError(str(error)) from None
+        if self_test:
+            targets = self_targets()
+        else:
+            assert adapter is not None
+            try:
+                targets = [load_target(adapter, _load_capabilities(capabilities_path))]
+            except ValueError as error:
+                raise _SetupError(str(error)) from None
+        for target in targets:
+            _probe_factory(target)
+    except (_SetupError, SelectionError) as error:
+        _usage_exit(str(error))
+    profiles = sorted(PROFILES) if profile == "all" else [profile]
     reports: list[Report] = []
-    for target in targets:
-        for name in profiles:
-            options = RunOptions(
-                profile=name,
-                seed=seed,
-                sandbox=sandbox,  # type: ignore[arg-type]
-                backend=backend,  # type: ignore[arg-type]
-                bundle_dir=bundle_dir / _slug(target.name),
-                expectations=expectations,
-                example_database=DEFAULT_EXAMPLE_DATABASE,
-            )
-            report = run_suite(target, options, check_ids=check_ids or None)
-            report.print_console()
-            reports.append(report)
-    single = reports[0] if len(reports) == 1 else None
-    if single is not None:
-        single.write(json_path=json_path, junit_path=junit_xml, markdown_path=report_path)
-    else:
-        for report in reports:
-            suffix = _slug(report.adapter)
-            report.write(
-                json_path=_suffixed(json_path, suffix),
-                junit_path=_suffixed(junit_xml, suffix),
-                markdown_path=_suffixed(report_path, suffix),
-            )
-    if html_path is not None:
-        write_html(html_path, [json.loads(report.to_json()) for report in reports])
-    sys.exit(0 if all(report.ok for report in reports) else 1)
+    code: int | None = None
+    try:
+        with _sigterm_raises():
+            for target in targets:
+                for name in profiles:
+                    options = RunOptions(
+                        profile=name,
+                        seed=seed,
+                        sandbox=sandbox,  # type: ignore[arg-type]
+                        backend=backend,  # type: ignore[arg-type]
+                        bundle_dir=bundle_dir / _slug(target.name) / name,
+                        expectations=expectations,
+                        check_timeout=check_timeout,
+                        example_database=DEFAULT_EXAMPLE_DATABASE,
+                    )
+                    report = run_suite(target, options, selection=selection)
+                    report.print_console(verbose=verbose)
+                    reports.append(report)
+    except RunInterrupted as interrupted:
+        reports.append(interrupted.report)
+        interrupted.report.print_console(verbose=verbose)
+        code = _EXIT_SIGNAL.get(type(interrupted.cause).__name__, 130)
+    except (KeyboardInterrupt, Terminated) as error:  # between checks: no partial report
+        code = _EXIT_SIGNAL[type(error).__name__]
+        if not reports:
+            click.echo("INTERRUPTED: no check finished", err=True)
+            sys.exit(code)
+    except Exception as error:
+        _internal_exit(error, verbose)
+    outcome = verdict(reports, gate)
+    documents = RunDocuments(reports=tuple(reports), verdict=outcome)
+    try:
+        documents.write(json_path=json_path, junit_path=junit_xml, markdown_path=report_path)
+        if html_path is not None:
+            write_html(html_path, [json.loads(report.to_json()) for report in reports])
+    except OSError as error:
+        _usage_exit(f"cannot write a report: {error}")
+    for warning in outcome.warnings:
+        click.echo(f"warning: {warning}")
+    click.echo(outcome.line)
+    if code is None:
+        code = EXIT_CONFORMANT if outcome.ok else EXIT_NONCONFORMANT
+    sys.exit(code)
 
 
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in name)
 
 
-def _suffixed(path: Path | None, suffix: str) -> Path | None:
-    if path is None:
-        return None
-    return path.with_name(f"{path.stem}-{suffix}{path.suffix}")
-
-
 @click.command("replay")
-@click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def replay(bundle: Path) -> None:
-    """Rerun the failure recorded in BUNDLE, offline."""
+@click.argument("bundle", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--adapter",
+    "adapter_spec",
+    help="The adapter to import (package.module:factory); it must match the bundle's.",
+)
+@click.option(
+    "--allow-adapter",
+    "allowed",
+    multiple=True,
+    help="Adapters the bundle may name and replay may import (repeatable).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Print the recorded and the new traceback.")
+def replay(bundle: Path, adapter_spec: str | None, allowed: tuple[str, ...], verbose: bool) -> None:
+    """Rerun the failure recorded in BUNDLE, offline.
+
+    Replay never imports code a bundle names on its own: the bundle's adapter must be a
+    ``self:<profile>`` target, the --adapter given, or one of --allow-adapter.
+    Exit 1 when the failure reproduces, 0 when it does not, 2 for a bad bundle.
+    """
     try:
-        data = load_bundle(bundle)
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="BUNDLE") from error
-    capabilities = AdapterCapabilities.model_validate(data["capabilities"])
-    adapter_name = data["adapter"]
-    if adapter_name.startswith("self:"):
-        target = next(t for t in self_targets() if t.name == adapter_name)
-    else:
-        target = load_target(adapter_name, capabilities)
-    (item,) = ordered_checks([data["check"]])[-1:]
+        data = load_bundle_model(bundle)
+        ordered_checks()  # registers the built-in checks
+        item = REGISTRY.get(data.check)
+        if item is None:
+            raise _SetupError(
+                f"{bundle}: the bundle's check {data.check!r} is not a check of this suite "
+                f"({len(REGISTRY)} known; see harness-testkit check --list)"
+            )
+        try:
+            capabilities = AdapterCapabilities.model_validate(data.capabilities)
+        except ValueError as error:
+            first = str(error).replace("\n", "; ")
+            raise _SetupError(f"{bundle}: invalid capabilities: {first}") from None
+        target = _replay_target(data.adapter, capabilities, adapter_spec, allowed)
+        _probe_factory(target)
+    except (BundleError, _SetupError) as error:
+        _usage_exit(str(error))
     options = RunOptions(
-        profile=data["profile"],
-        seed=data["seed"],
-        sandbox=data["sandbox"],
-        backend=data["backend"],
+        profile=data.profile,
+        seed=data.seed,
+        sandbox=data.sandbox,
+        backend=data.backend,
     )
-    scenario: Any = data.get("scenario")
-    result = run_check(item, target, options, scenario=scenario)
-    click.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+    if verbose and data.traceback:
+        click.echo("recorded traceback:", err=True)
+        click.echo(data.traceback, err=True)
+    try:
+        with _sigterm_raises():
+            result = run_check(item, target, options, scenario=data.scenario)
+    except (KeyboardInterrupt, Terminated) as error:
+        sys.exit(_EXIT_SIGNAL.get(type(error).__name__, 130))
+    except Exception as error:
+        _internal_exit(error, verbose)
+    click.echo(result.model_dump_json(indent=2))
+    if verbose and result.traceback:
+        click.echo("traceback of this run:", err=True)
+        click.echo(result.traceback, err=True)
     if result.status == "fail":
-        click.echo(f"reproduced: {result.message}", err=True)
-        sys.exit(1)
+        same = result.failed_requirement == data.failed_requirement
+        click.echo(f"{'reproduced' if same else 'failed differently'}: {result.message}", err=True)
+        sys.exit(EXIT_NONCONFORMANT)
+    if result.status == "error":
+        click.echo(f"the check erred: {result.message}", err=True)
+        sys.exit(EXIT_NONCONFORMANT)
+    if result.status == "skip":
+        _usage_exit(f"the check does not apply to the bundle's capabilities: {result.message}")
     click.echo("not reproduced: the check passes now", err=True)
+
+
+def _replay_target(
+    name: str,
+    capabilities: AdapterCapabilities,
+    adapter_spec: str | None,
+    allowed: tuple[str, ...],
+) -> AdapterTarget:
+    if name.startswith("self:"):
+        matches = [t for t in self_targets() if t.name == name]
+        if not matches:
+            known = ", ".join(t.name for t in self_targets())
+            raise _SetupError(f"the bundle names {name!r}, not a self target ({known})")
+        return matches[0]
+    if name != adapter_spec and name not in allowed:
+        raise _SetupError(
+            f"the bundle names adapter {name!r}; replay imports it only when you pass "
+            f"--adapter {name} (or --allow-adapter {name})"
+        )
+    try:
+        return load_target(name, capabilities)
+    except ValueError as error:
+        raise _SetupError(str(error)) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,6 +128,9 @@ class CheckContext:
         self.seed = seed
         self.sandbox_kind = sandbox
         self.workdir = workdir
+        #: Unique per check run: names every container of this run (no clash across
+        #: runs, profiles or a process killed mid-check).
+        self.run_id = uuid.uuid4().hex[:10]
         self.adapters: list[RecordingAdapter] = []
         self._sessions: list[AgentSession] = []
         self._provider: SandboxProvider | None = None
@@ -146,7 +150,9 @@ class CheckContext:
             if self.sandbox_kind == "docker":
                 from harness_testkit.reference import DockerSandboxProvider
 
-                self._provider = DockerSandboxProvider()
+                self._provider = DockerSandboxProvider(
+                    container_prefix=f"harness-testkit-{self.run_id}"
+                )
             else:
                 self._provider = LocalSandboxProvider(root_dir=self.workdir / "sandboxes")
         return self._provider
@@ -167,14 +173,37 @@ class CheckContext:
         self._sessions.append(session)
         return session
 
+    def session_id(self, name: str) -> str:
+        """A session id unique to this check run (``name`` plus the run id)."""
+        return f"{name}-{self.run_id}"
+
     async def aclose(self) -> None:
-        """Destroy every session the check created (errors swallowed)."""
+        """Destroy every session the check created, then every container the check's
+        Docker provider still owns (a suspended or detached session keeps its sandbox
+        running); errors are swallowed. Idempotent."""
         with anyio.CancelScope(shield=True):
-            for session in reversed(self._sessions):
+            sessions, self._sessions = self._sessions, []
+            for session in reversed(sessions):
                 try:
                     with anyio.move_on_after(30):
                         await session.destroy()
                 except Exception:  # teardown must not hide the check's own outcome
+                    pass
+            provider, self._provider = self._provider, None
+            prune = getattr(provider, "prune", None)
+            owner = getattr(provider, "owner", None)
+            if prune is not None and owner is not None:
+                try:
+                    with anyio.move_on_after(60):
+                        await anyio.to_thread.run_sync(lambda: prune(owner=owner))
+                except Exception:  # an engine gone away leaves nothing we can remove
+                    pass
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                try:
+                    with anyio.move_on_after(10):
+                        await close()
+                except Exception:  # closing the client is best effort
                     pass
 
     # -- turns ---------------------------------------------------------------------------

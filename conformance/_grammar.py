@@ -36,16 +36,21 @@ from harness_testkit.spec import (
     ToolInputStartPart,
     ToolResultPart,
     WireModel,
+    find_non_json,
     parse_stream_part,
 )
 
 __all__ = [
+    "MAX_PART_DEPTH",
     "Violation",
     "consumer_violations",
     "harness_violations",
     "recorded_violations",
     "to_wire",
 ]
+
+#: Deepest nesting the grammar accepts in one part (deeper: a STREAM-004 violation).
+MAX_PART_DEPTH = 64
 
 # Step content for STREAM-033. Tool results are judged separately (STREAM-052): a result
 # after the last finish-step is dropped by the agent rather than failing the turn.
@@ -119,9 +124,17 @@ def harness_violations(
     parsed: list[tuple[int, StreamPart]] = []
     for index, raw in enumerate(parts):
         wire = to_wire(raw)
+        # Iterative and bounded: a part nested 1,000 deep or containing itself is a
+        # violation, never a RecursionError of the kit.
+        problem = find_non_json(wire, "part", max_depth=MAX_PART_DEPTH)
+        if problem is not None:
+            found.append(
+                Violation("STREAM-004", f"the part is not JSON-serializable: {problem}", index)
+            )
+            continue
         try:
             json.dumps(wire)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, RecursionError) as error:
             found.append(
                 Violation("STREAM-004", f"the part is not JSON-serializable: {error}", index)
             )

@@ -15,9 +15,13 @@ from harness_testkit.spec import load_requirements
 
 from ._capabilities import capability_lines
 
-__all__ = ["CheckResult", "Report", "Status"]
+__all__ = ["STATUSES", "CheckResult", "Report", "Status"]
 
-Status = Literal["pass", "fail", "skip", "xfail", "xpass", "blocked"]
+#: ``error``: the check itself broke (an exception no requirement covers), so it verified
+#: nothing; ``blocked``: a prerequisite check failed; ``skip``: a capability is missing.
+Status = Literal["pass", "fail", "error", "skip", "xfail", "xpass", "blocked"]
+#: Statuses in the order reports list their counts.
+STATUSES: tuple[Status, ...] = ("pass", "fail", "error", "xpass", "xfail", "skip", "blocked")
 _LEVEL_ORDER = {"MUST": 0, "SHOULD": 1, "MAY": 2}
 
 
@@ -42,6 +46,12 @@ class CheckResult(BaseModel):
     examples: int | None = None
     replay_command: str | None = None
     bundle: str | None = None
+    #: The formatted traceback of a failure or error (adapter frames first).
+    traceback: str | None = None
+    #: A capability skip: the capability the adapter does not declare.
+    capability: str | None = None
+    #: A blocked check: the prerequisite check that failed.
+    blocked_by: str | None = None
 
 
 class Report(BaseModel):
@@ -64,20 +74,28 @@ class Report(BaseModel):
 
     # -- verdicts --------------------------------------------------------------------------
 
+    #: True when the run was interrupted (SIGINT/SIGTERM): the results are partial.
+    interrupted: bool = False
+
     @property
     def must_failures(self) -> list[CheckResult]:
-        """Failed (or unexpectedly passing strict-xfail) checks that verify a MUST."""
+        """Checks that break the gate: a failed MUST, a check error, a stale MUST xfail."""
         return [
             r
             for r in self.results
             if (r.status == "fail" and (r.failed_level or r.level) == "MUST")
             or (r.status == "xpass" and r.level == "MUST")
+            or (r.status == "error" and r.level == "MUST")
         ]
 
     @property
     def ok(self) -> bool:
-        """True when every MUST holds (CI gates on this)."""
-        return not self.must_failures
+        """True when no MUST fails and no MUST check errs (unverified MUSTs aside).
+
+        Whether unverified MUSTs (skipped, blocked) fail the gate is decided by
+        :class:`~harness_testkit.conformance.Gate`; see :func:`verdict`.
+        """
+        return not self.must_failures and not self.interrupted
 
     def counts(self) -> Counter[str]:
         """Number of checks per status."""
@@ -99,6 +117,7 @@ class Report(BaseModel):
         data["summary"] = {
             "ok": self.ok,
             "counts": dict(self.counts()),
+            "errors": [r.check_id for r in self.results if r.status == "error"],
             "mustFailures": [r.check_id for r in self.must_failures],
             "byArea": {
                 area: {level: dict(counts) for level, counts in levels.items()}
@@ -110,6 +129,16 @@ class Report(BaseModel):
     def to_junit_xml(self) -> str:
         """JUnit XML: one testsuite per area, requirement ids as properties."""
         root = ElementTree.Element("testsuites", name=f"harness-v1 conformance: {self.adapter}")
+        self.add_junit_suites(root)
+        ElementTree.indent(root)
+        return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+    def add_junit_suites(self, root: ElementTree.Element, *, prefix: str = "") -> None:
+        """Append one ``testsuite`` per area to ``root`` (names prefixed by ``prefix``).
+
+        A failed requirement is a ``failure``; a check that broke (``error``) is an
+        ``error``; skipped, blocked and known failures are ``skipped``.
+        """
         by_area: dict[str, list[CheckResult]] = {}
         for result in self.results:
             by_area.setdefault(result.areas[0] if result.areas else "OTHER", []).append(result)
@@ -118,17 +147,17 @@ class Report(BaseModel):
             suite = ElementTree.SubElement(
                 root,
                 "testsuite",
-                name=area,
+                name=f"{prefix}{area}",
                 tests=str(len(results)),
                 failures=str(counts["fail"] + counts["xpass"]),
                 skipped=str(counts["skip"] + counts["blocked"] + counts["xfail"]),
-                errors="0",
+                errors=str(counts["error"]),
             )
             for result in results:
                 case = ElementTree.SubElement(
                     suite,
                     "testcase",
-                    classname=f"harness_v1.{area.lower()}",
+                    classname=f"harness_v1.{prefix}{area.lower()}",
                     name=result.check_id,
                     time=f"{result.duration_seconds:.3f}",
                 )
@@ -146,46 +175,53 @@ class Report(BaseModel):
                         type=result.failed_requirement or result.status,
                     )
                     failure.text = _failure_text(result)
+                elif result.status == "error":
+                    error = ElementTree.SubElement(
+                        case,
+                        "error",
+                        message=result.message.splitlines()[0] if result.message else "error",
+                        type="error",
+                    )
+                    error.text = _failure_text(result)
                 elif result.status in ("skip", "blocked", "xfail"):
                     ElementTree.SubElement(
                         case, "skipped", message=f"{result.status}: {result.message}"
                     )
-        ElementTree.indent(root)
-        return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
-    def to_markdown(self) -> str:
-        """A Markdown report a project can publish."""
+    def to_markdown(self, *, level: int = 1) -> str:
+        """A Markdown report a project can publish (``level``: its top heading level)."""
         catalogue = load_requirements()
         counts = self.counts()
+        h = "#" * level
         lines = [
-            f"# harness-v1 conformance: `{self.adapter}` (harness `{self.harness_id}`)",
+            f"{h} harness-v1 conformance: `{self.adapter}` (harness `{self.harness_id}`, "
+            f"profile `{self.profile}`)",
             "",
-            f"Verdict: **{'PASS' if self.ok else 'FAIL'}** (every MUST {'holds' if self.ok else 'does not hold'}).",
+            f"Checks: **{'no MUST failure' if self.ok else 'a MUST fails or a check erred'}**"
+            + (" (interrupted: partial results)" if self.interrupted else "")
+            + ".",
             "",
             f"- suite {self.suite_version}, specification {self.specification_version}",
             f"- profile `{self.profile}` ({self.max_examples} examples per property check), "
             f"seed {self.seed}, sandbox `{self.sandbox}`",
-            "- results: "
-            + ", ".join(
-                f"{counts[s]} {s}" for s in ("pass", "fail", "xpass", "xfail", "skip", "blocked")
-            ),
+            "- results: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES),
             *capability_lines(self.capabilities, bullet="- "),
             "",
-            "## By area and level",
+            f"{h}# By area and level",
             "",
-            "| area | level | pass | fail | xfail | skip | blocked |",
-            "|---|---|---|---|---|---|---|",
+            "| area | level | pass | fail | error | xfail | skip | blocked |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for area, levels in sorted(self.by_area_and_level().items()):
-            for level in sorted(levels, key=lambda item: _LEVEL_ORDER.get(item, 9)):
-                c = levels[level]
+            for level_name in sorted(levels, key=lambda item: _LEVEL_ORDER.get(item, 9)):
+                c = levels[level_name]
                 lines.append(
-                    f"| {area} | {level} | {c['pass']} | {c['fail'] + c['xpass']} | {c['xfail']} | "
-                    f"{c['skip']} | {c['blocked']} |"
+                    f"| {area} | {level_name} | {c['pass']} | {c['fail'] + c['xpass']} | "
+                    f"{c['error']} | {c['xfail']} | {c['skip']} | {c['blocked']} |"
                 )
         lines += [
             "",
-            "## Checks",
+            f"{h}# Checks",
             "",
             "| check | level | requirements | status | note |",
             "|---|---|---|---|---|",
@@ -196,9 +232,9 @@ class Report(BaseModel):
                 f"| `{result.check_id}` | {result.level} | {', '.join(result.requirements)} | "
                 f"{result.status} | {note.replace('|', '/')} |"
             )
-        failures = [r for r in self.results if r.status in ("fail", "xpass")]
+        failures = [r for r in self.results if r.status in ("fail", "xpass", "error")]
         if failures:
-            lines += ["", "## Failures", ""]
+            lines += ["", f"{h}# Failures and errors", ""]
             for result in failures:
                 requirement = result.failed_requirement
                 statement = ""
@@ -208,7 +244,7 @@ class Report(BaseModel):
                     except KeyError:
                         statement = ""
                 lines += [
-                    f"### `{result.check_id}` ({requirement or result.status})",
+                    f"{h}## `{result.check_id}` ({requirement or result.status})",
                     "",
                     f"> {statement}" if statement else "",
                     "",
@@ -216,11 +252,13 @@ class Report(BaseModel):
                     result.message,
                     "```",
                     "",
-                    f"Replay: `{result.replay_command}`" if result.replay_command else "",
-                    "",
                 ]
+                if result.traceback:
+                    lines += ["```", result.traceback.rstrip(), "```", ""]
+                if result.replay_command:
+                    lines += [f"Replay: `{result.replay_command}`", ""]
         if self.warnings:
-            lines += ["", "## Warnings", "", *[f"- {warning}" for warning in self.warnings]]
+            lines += ["", f"{h}# Warnings", "", *[f"- {warning}" for warning in self.warnings]]
         return "\n".join(lines).rstrip() + "\n"
 
     def write(
@@ -230,7 +268,7 @@ class Report(BaseModel):
         junit_path: Path | None = None,
         markdown_path: Path | None = None,
     ) -> None:
-        """Write the requested report files."""
+        """Write the requested report files (this report alone)."""
         for path, text in (
             (json_path, self.to_json),
             (junit_path, self.to_junit_xml),
@@ -240,12 +278,18 @@ class Report(BaseModel):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text(), encoding="utf-8")
 
-    def print_console(self) -> None:
-        """A rich summary on the terminal."""
+    def print_console(self, *, verbose: bool = False, console: Any = None) -> None:
+        """A rich table of this report's checks (the run's verdict line comes after all).
+
+        Args:
+            verbose: Also print the traceback of every failure and error.
+            console: A ``rich.console.Console`` (default: stdout).
+        """
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
-        console = Console()
+        console = console or Console()
         for line in capability_lines(self.capabilities, bullet="  "):
             console.print(line, highlight=False, markup=False)
         table = Table(title=f"harness-v1 conformance: {self.adapter} ({self.profile})")
@@ -254,6 +298,7 @@ class Report(BaseModel):
         styles = {
             "pass": "green",
             "fail": "bold red",
+            "error": "bold red",
             "xpass": "bold red",
             "xfail": "yellow",
             "skip": "dim",
@@ -266,34 +311,38 @@ class Report(BaseModel):
                 result.level,
                 f"[{styles[result.status]}]{result.status}[/]",
                 ", ".join(result.requirements),
-                note[:120],
+                escape(note[:120]),
             )
         console.print(table)
         counts = self.counts()
         console.print(
-            " ".join(
-                f"{counts[s]} {s}" for s in ("pass", "fail", "xpass", "xfail", "skip", "blocked")
-            )
+            f"{self.adapter} ({self.profile}): "
+            + " ".join(f"{counts[s]} {s}" for s in STATUSES)
             + f" | examples per property check: {self.max_examples}"
+            + (" | interrupted" if self.interrupted else ""),
+            soft_wrap=True,
         )
         for result in self.results:
-            if result.status in ("fail", "xpass") and result.replay_command:
+            if result.status not in ("fail", "xpass", "error"):
+                continue
+            label = result.failed_requirement or result.status
+            console.print(f"[red]{result.check_id}[/] ({label}): {escape(result.message)}")
+            if verbose and result.traceback:
+                console.print(result.traceback.rstrip(), markup=False, highlight=False)
+            if result.replay_command:
                 # soft_wrap keeps the command on one line so it can be copied.
                 console.print(
-                    f"[red]{result.check_id}[/]: replay with [bold]{result.replay_command}[/]",
+                    f"  replay with [bold]{result.replay_command}[/]",
                     soft_wrap=True,
                 )
         for warning in self.warnings:
             console.print(f"[yellow]warning:[/] {warning}")
-        console.print(
-            "[bold green]PASS[/]: every MUST holds"
-            if self.ok
-            else "[bold red]FAIL[/]: a MUST does not hold"
-        )
 
 
 def _failure_text(result: CheckResult) -> str:
     text = result.message
+    if result.traceback:
+        text += f"\n\n{result.traceback.rstrip()}"
     if result.replay_command:
         text += f"\nreplay: {result.replay_command}"
     return text

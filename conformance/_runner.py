@@ -8,10 +8,9 @@ of letting them cascade.
 from __future__ import annotations
 
 import contextlib
-import json
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -19,20 +18,32 @@ from typing import Any, Literal
 import anyio
 
 from harness_testkit import __version__
-from harness_testkit.spec import YamlError, load_yaml
+from harness_testkit.spec import InvalidLifecycleStateError
 
-from ._adapter_checks.registry import ordered_checks
+from ._adapter_checks.registry import REGISTRY, ordered_checks
 from ._capabilities import resolve_capabilities
 from ._checks import Check, CheckFailed, CheckSkipped
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
 from ._hypothesis import database_key, property_settings
+from ._inputs import InputError, bounded_copy, read_structured
+from ._replay import BUNDLE_VERSION
 from ._report import CheckResult, Report, dump_json, strongest_level
 from ._shrinking import ShrinkBudget, ShrinkingCut
+from ._tracebacks import format_error
+from ._watchdog import CheckInterrupted, LoopMonitor, Stuck, Terminated, run_guarded
 
-__all__ = ["Expectations", "RunOptions", "run_check", "run_suite"]
+__all__ = [
+    "Expectations",
+    "RunInterrupted",
+    "RunOptions",
+    "Selection",
+    "SelectionError",
+    "run_check",
+    "run_suite",
+    "select_checks",
+]
 
 Backend = Literal["asyncio", "trio"]
-BUNDLE_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -49,9 +60,9 @@ class Expectations:
             ValueError: naming the file and what is wrong in it.
         """
         try:
-            data = load_yaml(path.read_text(encoding="utf-8"), source=str(path)) or {}
-        except (OSError, YamlError) as error:
-            raise ValueError(f"cannot read expectations file {path}: {error}") from error
+            data = read_structured(path, what="expectations file") or {}
+        except InputError as error:
+            raise ValueError(str(error)) from error
         xfail = data.get("xfail", {}) if isinstance(data, dict) else None
         if not isinstance(xfail, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in xfail.items()
@@ -81,6 +92,11 @@ class RunOptions:
     #: Seconds a failing property check may spend shrinking (then it reports the
     #: smallest scenario found so far and keeps the unshrunk one in the bundle).
     shrink_seconds: float = 30.0
+    #: Wall-time cap of one check (seconds); a check over it fails with ADAPTER-044.
+    check_timeout: float = 900.0
+    #: Seconds the adapter may block the event loop; default: the declared turn timeout
+    #: plus 10 s.
+    stall_timeout: float | None = None
 
     @property
     def profile_settings(self) -> Profile:
@@ -96,19 +112,87 @@ def _workdir() -> Iterator[Path]:
         yield Path(directory)
 
 
-def _skip_reason(check: Check, target: AdapterTarget) -> str | None:
+def _skip_reason(check: Check, target: AdapterTarget) -> tuple[str, str] | None:
+    """``(message, capability)`` when the target lacks a capability the check needs."""
     capabilities = target.capabilities
     if check.tier == "scripted" and not capabilities.scripting:
-        return "needs capability `scripting` (the kit's scripting extension)"
+        return "needs capability `scripting` (the kit's scripting extension)", "scripting"
     for name in check.needs:
         value = getattr(capabilities, name)
         if not value:
-            return f"needs capability `{name}`"
+            return f"needs capability `{name}`", name
     return None
 
 
 def _replay_command(bundle: Path | None) -> str | None:
     return f"harness-testkit replay {bundle}" if bundle is not None else None
+
+
+#: Exceptions a requirement covers, so they fail that requirement instead of being an
+#: error of the check: (exception type, requirement id, why).
+COVERED_EXCEPTIONS: tuple[tuple[type[BaseException], str, str], ...] = (
+    (
+        InvalidLifecycleStateError,
+        "LIFECYCLE-005",
+        "the agent refused a lifecycle state the adapter returned",
+    ),
+)
+
+
+def _exceptions(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and, for groups, their members (depth first)."""
+    stack = [error]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        if isinstance(item, BaseExceptionGroup):
+            stack.extend(reversed(item.exceptions))
+
+
+def _is_flaky(error: BaseException) -> bool:
+    from hypothesis.errors import Flaky
+
+    return any(isinstance(item, Flaky) for item in _exceptions(error))
+
+
+def classify(error: BaseException) -> tuple[str, str | None, str]:
+    """``(status, failed requirement, message)`` for an exception a check raised.
+
+    A :class:`CheckFailed` (also inside an exception group) fails its requirement; an
+    exception a requirement covers (:data:`COVERED_EXCEPTIONS`, also as a cause) fails
+    that requirement; any other exception, and an outcome hypothesis could not
+    reproduce, is an ``error`` of the check.
+    """
+    if _is_flaky(error):
+        first = str(error).splitlines()[0] if str(error) else ""
+        return (
+            "error",
+            None,
+            f"{type(error).__name__}: the check's outcome was not reproducible ({first})",
+        )
+    for item in _exceptions(error):
+        if isinstance(item, CheckFailed):
+            return "fail", item.requirement, str(item)
+    for item in _exceptions(error):
+        chain: BaseException | None = item
+        depth = 0
+        while chain is not None and depth < 20:
+            for kind, requirement, why in COVERED_EXCEPTIONS:
+                if isinstance(chain, kind):
+                    return "fail", requirement, f"[{requirement}] {why}: {chain}"
+            chain = chain.__cause__ or chain.__context__
+            depth += 1
+    return "error", None, f"{type(error).__name__}: {error}"
+
+
+def _stall_limit(target: AdapterTarget, options: RunOptions) -> float:
+    if options.stall_timeout is not None:
+        return options.stall_timeout
+    return target.capabilities.turn_timeout + 10.0
 
 
 def run_check(
@@ -118,7 +202,12 @@ def run_check(
     *,
     scenario: Any = None,
 ) -> CheckResult:
-    """Run one check (or replay one scenario of a property check) and return its result."""
+    """Run one check (or replay one scenario of a property check) and return its result.
+
+    The check runs in a worker thread under a watchdog (see ``_watchdog``): an adapter
+    that blocks its event loop, or a check over ``options.check_timeout``, fails with
+    ADAPTER-044 and the stack where it was stuck, and the run goes on.
+    """
     level, areas = strongest_level(check.requirements)
     base: dict[str, Any] = {
         "check_id": check.id,
@@ -128,13 +217,15 @@ def run_check(
         "level": level,
         "areas": areas,
     }
-    reason = _skip_reason(check, target)
-    if reason is not None:
-        return CheckResult(**base, status="skip", message=reason)
+    skipped = _skip_reason(check, target)
+    if skipped is not None:
+        return CheckResult(**base, status="skip", message=skipped[0], capability=skipped[1])
     started = time.perf_counter()
     examples: int | None = None
     failing_scenario: Any = None
     unshrunk: Any = None
+    trace: str | None = None
+    monitor = LoopMonitor()
     with _workdir() as workdir:
         context_holder: list[CheckContext] = []
 
@@ -149,24 +240,34 @@ def run_check(
             context_holder.append(context)
             return context
 
-        try:
+        def body() -> int | None:
             if check.is_property and scenario is None:
-                examples = _run_property(check, new_context, options)
-            else:
-                anyio.run(_run_once, check, new_context(), scenario, backend=options.backend)
-            status, message, failed = "pass", "", None
-        except CheckSkipped as skipped:
-            status, message, failed = "skip", str(skipped), None
-        except CheckFailed as failure:
-            status, message, failed = "fail", str(failure), failure.requirement
-            failing_scenario = getattr(
-                failure, "scenario", failing_scenario if scenario is None else scenario
+                return _run_property(check, new_context, options, monitor)
+            _run_in_loop(check, new_context(), scenario, options, monitor)
+            return None
+
+        try:
+            outcome = run_guarded(
+                body,
+                monitor,
+                stall_limit=_stall_limit(target, options),
+                wall_limit=options.check_timeout,
             )
-            unshrunk = getattr(failure, "unshrunk_scenario", None)
-        except Exception as error:  # an adapter crash is a failure of the check's MUST
-            status = "fail"
-            message = f"{type(error).__name__}: {error}"
-            failed = check.requirements[0]
+            if isinstance(outcome, Stuck):
+                status, failed = "fail", "ADAPTER-044"
+                message = f"[ADAPTER-044] {outcome.reason}; it was stuck here:"
+                if outcome.abandoned:
+                    message += " (the worker did not stop and was abandoned)"
+                trace = outcome.stack
+                failing_scenario = scenario
+            else:
+                examples = outcome
+                status, message, failed = "pass", "", None
+        except CheckSkipped as skip:
+            status, message, failed = "skip", str(skip), None
+        except Exception as error:
+            status, failed, message = classify(error)
+            trace = format_error(error)
             failing_scenario = getattr(error, "scenario", scenario)
             unshrunk = getattr(error, "unshrunk_scenario", None)
         transcript = context_holder[-1].transcript() if context_holder else []
@@ -183,9 +284,9 @@ def run_check(
                 f"expected to fail ({expected}) but passed: remove the xfail entry",
             )
     bundle = None
-    if status == "fail" and options.bundle_dir is not None:
+    if status in ("fail", "error") and options.bundle_dir is not None:
         bundle = _write_bundle(
-            options, target, check, message, failed, failing_scenario, transcript, unshrunk
+            options, target, check, message, failed, failing_scenario, transcript, trace, unshrunk
         )
     failed_level = None
     if failed is not None:
@@ -200,6 +301,7 @@ def run_check(
         examples=examples,
         replay_command=_replay_command(bundle),
         bundle=str(bundle) if bundle else None,
+        traceback=trace,
     )
 
 
@@ -214,17 +316,36 @@ def _known(requirement: str) -> bool:
 
 
 async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
-    try:
-        if check.run_scenario is not None:
-            await check.run_scenario(context, scenario)
-        else:
-            assert check.run is not None
-            await check.run(context)
-    finally:
-        await context.aclose()
+    if check.run_scenario is not None:
+        await check.run_scenario(context, scenario)
+    else:
+        assert check.run is not None
+        await check.run(context)
 
 
-def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
+def _run_in_loop(
+    check: Check,
+    context: CheckContext,
+    scenario: Any,
+    options: RunOptions,
+    monitor: LoopMonitor,
+) -> None:
+    async def main() -> None:
+        try:
+            await monitor.run(lambda: _run_once(check, context, scenario))
+        finally:
+            # A cancelled check still tears down what it created.
+            await context.aclose()
+
+    anyio.run(main, backend=options.backend)
+
+
+def _run_property(
+    check: Check,
+    new_context: Callable[[], CheckContext],
+    options: RunOptions,
+    monitor: LoopMonitor,
+) -> int:
     from hypothesis import example, given
     from hypothesis import seed as hypothesis_seed
 
@@ -241,7 +362,7 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
         budget.check()
         count[0] += 1
         try:
-            anyio.run(_run_once, check, new_context(), scenario, backend=options.backend)
+            _run_in_loop(check, new_context(), scenario, options, monitor)
         except Exception as error:
             last_failure[0] = scenario
             budget.failed(scenario, error)
@@ -259,6 +380,8 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
 
     try:
         run()
+    except CheckInterrupted:
+        raise
     except ShrinkingCut:
         raise budget.cut_error() from None
     except CheckFailed as failure:
@@ -278,6 +401,7 @@ def _write_bundle(
     requirement: str | None,
     scenario: Any,
     transcript: list[dict[str, Any]],
+    trace: str | None,
     unshrunk: Any = None,
 ) -> Path:
     assert options.bundle_dir is not None
@@ -297,13 +421,90 @@ def _write_bundle(
         "requirements": list(check.requirements),
         "failedRequirement": requirement,
         "message": message,
-        "scenario": scenario,
-        "transcript": transcript,
+        "traceback": trace,
+        # Evidence stays writable whatever the adapter emitted (deep, huge, not JSON).
+        "scenario": bounded_copy(scenario),
+        "transcript": bounded_copy(transcript),
     }
     if unshrunk is not None:
         bundle["unshrunkScenario"] = unshrunk
     path.write_text(dump_json(bundle), encoding="utf-8")
     return path
+
+
+class SelectionError(ValueError):
+    """A selection names a check, area, level, tier or requirement that does not exist."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which checks a run includes; every field is a set of names (empty: no filter).
+
+    A check is selected when it matches every non-empty filter (``checks`` by id,
+    ``areas`` by any of its requirements' areas, ``levels`` by its strongest level,
+    ``requirements`` by any id it verifies, ``tiers`` by tier) and is not in ``exclude``.
+    Prerequisites of selected checks run too (so dependents can be reported blocked).
+    """
+
+    checks: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    areas: tuple[str, ...] = ()
+    levels: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
+
+
+def select_checks(selection: Selection) -> list[Check]:
+    """The checks of ``selection`` in dependency order.
+
+    Raises:
+        SelectionError: naming the unknown names and where to find the known ones.
+    """
+    everything = ordered_checks()
+    known_areas = {area for item in everything for area in strongest_level(item.requirements)[1]}
+    known_requirements = {req for item in everything for req in item.requirements}
+    for names, known, what, hint in (
+        (selection.checks, set(REGISTRY), "check ids", "harness-testkit check --list"),
+        (selection.exclude, set(REGISTRY), "check ids", "harness-testkit check --list"),
+        (selection.areas, known_areas, "areas", ", ".join(sorted(known_areas))),
+        (selection.levels, {"MUST", "SHOULD", "MAY"}, "levels", "MUST, SHOULD, MAY"),
+        (selection.tiers, {"black-box", "scripted"}, "tiers", "black-box, scripted"),
+        (
+            selection.requirements,
+            known_requirements,
+            "requirement ids (of any check)",
+            "harness-testkit spec requirements",
+        ),
+    ):
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise SelectionError(f"unknown {what}: {', '.join(unknown)}; see {hint}")
+
+    def wanted(item: Check) -> bool:
+        level, areas = strongest_level(item.requirements)
+        return (
+            (not selection.checks or item.id in selection.checks)
+            and (not selection.areas or bool(set(areas) & set(selection.areas)))
+            and (not selection.levels or level in selection.levels)
+            and (
+                not selection.requirements
+                or bool(set(item.requirements) & set(selection.requirements))
+            )
+            and (not selection.tiers or item.tier in selection.tiers)
+        )
+
+    chosen = [item.id for item in everything if wanted(item)]
+    excluded = set(selection.exclude)
+    return [item for item in ordered_checks(chosen) if item.id not in excluded]
+
+
+class RunInterrupted(BaseException):
+    """SIGINT or SIGTERM stopped a run; ``report`` holds the results so far."""
+
+    def __init__(self, report: Report, cause: BaseException) -> None:
+        super().__init__(f"interrupted by {type(cause).__name__}")
+        self.report = report
+        self.cause = cause
 
 
 def run_suite(
@@ -312,24 +513,33 @@ def run_suite(
     *,
     check_ids: Iterable[str] | None = None,
     tiers: Iterable[str] | None = None,
+    selection: Selection | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
 ) -> Report:
-    """Run checks in dependency order; dependents of failures are ``blocked``."""
+    """Run checks in dependency order; dependents of failures are ``blocked``.
+
+    Raises:
+        SelectionError: the selection names an unknown check (or area, level, ...).
+        RunInterrupted: SIGINT/SIGTERM arrived; it carries the partial report.
+    """
+    selection = selection or Selection()
+    if check_ids is not None:
+        selection = Selection(**{**selection.__dict__, "checks": tuple(check_ids)})
+    if tiers is not None:
+        selection = Selection(**{**selection.__dict__, "tiers": tuple(tiers)})
+    checks = select_checks(selection)
     if options.bundle_dir is not None and options.bundle_dir.is_dir():
         # Bundles of an earlier run would be mistaken for this run's failures.
         for stale in options.bundle_dir.glob("*.replay.json"):
             stale.unlink()
-    checks = ordered_checks(check_ids)
-    if tiers is not None:
-        wanted = set(tiers)
-        checks = [item for item in checks if item.tier in wanted]
     results: list[CheckResult] = []
     broken: dict[str, str] = {}
-    for check in checks:
-        blockers = [dep for dep in check.depends_on if dep in broken]
-        if blockers:
-            level, areas = strongest_level(check.requirements)
-            results.append(
-                CheckResult(
+    try:
+        for check in checks:
+            blockers = [dep for dep in check.depends_on if dep in broken]
+            if blockers:
+                level, areas = strongest_level(check.requirements)
+                result = CheckResult(
                     check_id=check.id,
                     title=check.title,
                     tier=check.tier,
@@ -338,26 +548,40 @@ def run_suite(
                     areas=areas,
                     status="blocked",
                     message=f"blocked: prerequisite {blockers[0]} {broken[blockers[0]]}",
+                    blocked_by=blockers[0],
                 )
-            )
-            broken[check.id] = "is blocked"
-            continue
-        result = run_check(check, target, options)
-        if result.status in ("fail", "xfail"):
-            broken[check.id] = "failed"
-        results.append(result)
+                broken[check.id] = "is blocked"
+            else:
+                result = run_check(check, target, options)
+                if result.status in ("fail", "xfail", "error"):
+                    broken[check.id] = "erred" if result.status == "error" else "failed"
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    except (KeyboardInterrupt, Terminated, CheckInterrupted) as error:
+        raise RunInterrupted(_report(target, options, results, interrupted=True), error) from None
+    return _report(target, options, results)
+
+
+def _report(
+    target: AdapterTarget,
+    options: RunOptions,
+    results: list[CheckResult],
+    *,
+    interrupted: bool = False,
+) -> Report:
     warnings = [
         f"expectations entry {name!r} names no check of this suite (stale?)"
         for name in options.expectations.merged(target.expectations).xfail
-        if name not in {item.id for item in ordered_checks()}
+        if name not in REGISTRY
     ]
     capabilities = resolve_capabilities(
         target.factory, target.capabilities, origin="declared fields, the rest inferred"
     )
     try:
-        harness_id = target.factory().harness_id
+        harness_id = str(target.factory().harness_id)
     except Exception as error:  # the report still names the failure
-        harness_id = f"<factory failed: {error}>"
+        harness_id = f"<factory failed: {type(error).__name__}: {error}>"
     return Report(
         suite_version=__version__,
         adapter=target.name,
@@ -369,17 +593,5 @@ def run_suite(
         results=tuple(results),
         warnings=(*warnings, *(f"capability mismatch: {m}" for m in capabilities.mismatches)),
         capabilities=capabilities.to_json(),
+        interrupted=interrupted,
     )
-
-
-def load_bundle(path: Path) -> dict[str, Any]:
-    """Read a replay bundle, with a clear error when it is not one."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{path} is not a readable replay bundle: {error}") from error
-    if not isinstance(data, dict) or data.get("bundleVersion") != BUNDLE_VERSION:
-        raise ValueError(
-            f"{path} is not a harness-testkit replay bundle (bundleVersion {BUNDLE_VERSION})"
-        )
-    return data

@@ -35,7 +35,7 @@ _counts = st.none() | st.integers(min_value=0, max_value=10_000)
 json_values: st.SearchStrategy[Any] = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.integers(min_value=-(2**53 - 1), max_value=2**53 - 1)  # JSON-safe integers
     | st.floats(allow_nan=False, allow_infinity=False)
     | _text,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(_text, children, max_size=4),

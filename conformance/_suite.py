@@ -93,6 +93,8 @@ def _assumption_note(message: str, resolution: CapabilityResolution) -> str:
 def _failure_text(result: CheckResult, tbstyle: str) -> str:
     level = result.failed_level or result.level
     message = result.message or result.status
+    if result.status == "error":  # the check itself broke: no requirement is charged
+        level = f"{level} check error:"
     if tbstyle == "line":
         return f"{level} {message.splitlines()[0]}"
     text = f"{level} {message}"

@@ -298,10 +298,14 @@ class AgentSession:
                         anyio.CancelScope(shield=True),
                         anyio.move_on_after(self._agent.abort_grace),
                     ):
-                        try:
-                            await control.done()
-                        except Exception:  # an aborted turn may well end in an error
-                            pass
+                        if runner.done_entered:
+                            await runner.done_settled.wait()  # done() is entered once
+                        else:
+                            try:
+                                await control.done()
+                            except Exception:  # an aborted turn may well end in an error
+                                pass
+                    runner.done_scope.cancel()
                     if ours and not core.suspending:
                         core.reset_turn()
                 finished.set()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -194,17 +195,25 @@ class SliceRunner:
         self.executions_idle.set()
         self.deferred_failure: BaseException | None = None
         self.task_group: anyio.abc.TaskGroup | None = None
+        # done(): entered once, in a detached task (see run)
+        self.done_scope = anyio.CancelScope()
+        self.done_entered = False
+        self.done_settled = anyio.Event()
+        self.grace_spent = False
 
     # -- driver ------------------------------------------------------------------------
 
     async def run(self) -> SliceOutcome:
-        """Run the slice to its end; never raises (failures settle the outcome)."""
-        done_scope = anyio.CancelScope()
+        """Run the slice to its end; never raises (failures settle the outcome).
+
+        ``done()`` runs in a detached task, entered once: an adapter whose ``done()``
+        ignores cancellation cannot hold the slice past its deadline and ``abort_grace``.
+        """
         abort_scope = anyio.CancelScope()
+        _spawn_detached(self._watch_done)
         try:
             async with anyio.create_task_group() as task_group:
                 self.task_group = task_group
-                task_group.start_soon(self._watch_done, done_scope)
                 task_group.start_soon(self._watch_abort, abort_scope)
                 try:
                     await self._settle_continuations()
@@ -217,20 +226,28 @@ class SliceRunner:
                     await self._join_executions()
                     await self._fail(error)
                 finally:
-                    done_scope.cancel()
                     abort_scope.cancel()
         finally:
             self.task_group = None
+        # Ended normally: stop done() (a pause or suspension leaves it waiting) and give
+        # it the grace period to settle, unless that grace was already spent waiting.
+        self.done_scope.cancel()
+        with anyio.move_on_after(0 if self.grace_spent else self.abort_grace):
+            await self.done_settled.wait()
         return self.outcome
 
-    async def _watch_done(self, scope: anyio.CancelScope) -> None:
-        with scope:
-            try:
-                await self.control.done()
-            except Exception as error:
-                self.queue.finish(DoneFailed(error))
-            else:
-                self.queue.finish(DONE)
+    async def _watch_done(self) -> None:
+        self.done_entered = True
+        try:
+            with self.done_scope:
+                try:
+                    await self.control.done()
+                except Exception as error:
+                    self.queue.finish(DoneFailed(error))
+                else:
+                    self.queue.finish(DONE)
+        finally:
+            self.done_settled.set()
 
     async def _next(self) -> QueueItem:
         # One read per part, no per-part task group: an abort wakes the reader through
@@ -242,6 +259,7 @@ class SliceRunner:
         # The adapter must settle done() after an abort; do not wait forever.
         with anyio.move_on_after(self.abort_grace):
             return await self.queue.get()
+        self.grace_spent = True
         return DONE
 
     async def _watch_abort(self, scope: anyio.CancelScope) -> None:
@@ -1226,3 +1244,28 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     return value
+
+
+_DETACHED: set[Any] = set()
+
+
+def _spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Start ``function`` in a task no caller waits for (trio system task or asyncio task).
+
+    The slice never joins it: ``done()`` of an adapter that ignores cancellation keeps
+    running there while the turn ends on time.
+    """
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            pass  # not inside trio: asyncio below
+        else:
+            trio.lowlevel.spawn_system_task(function)
+            return
+    import asyncio
+
+    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(function())
+    _DETACHED.add(task)  # asyncio keeps weak references only
+    task.add_done_callback(_DETACHED.discard)

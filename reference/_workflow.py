@@ -51,6 +51,7 @@ from harness_testkit.spec import (
     ConsumerToolCallPart,
     ConsumerToolInputStartPart,
     HarnessError,
+    HarnessSessionStateError,
     HarnessUsageError,
     JSONValue,
     WireModel,
@@ -605,12 +606,15 @@ async def _run_slice(
         if timer_scope.cancelled_caught:
             return
         timer_fired = True
+        if not session.has_unfinished_turn():
+            return  # the turn ended before the budget ran out: nothing to suspend
         try:
             suspended.append(await session.suspend_turn())
-        except HarnessError as error:
+        except (HarnessError, HarnessSessionStateError) as error:
+            # The turn may finish while the suspension waits for the adapter; only a
+            # turn that is still unfinished makes a failed suspension a failure.
             if session.has_unfinished_turn():
                 suspend_failure.append(error)
-            # Otherwise the turn ended before the budget ran out: nothing to suspend.
 
     async with anyio.create_task_group() as group:
         if budget_seconds is not None:
@@ -635,7 +639,7 @@ async def _run_slice(
     if not suspended and session.has_unfinished_turn():
         try:
             suspended.append(await session.suspend_turn())
-        except HarnessError as error:
+        except (HarnessError, HarnessSessionStateError) as error:
             await _destroy(session)
             await sink.close()
             return _failed(state, f"{type(error).__name__}: {error}")

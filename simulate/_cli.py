@@ -9,6 +9,8 @@ usage, 130 when interrupted.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from collections.abc import Mapping
 from functools import partial
@@ -213,6 +215,25 @@ def _print_summary(console: Console, summary: SimulationSummary) -> None:
     )
 
 
+def _sigterm_interrupts() -> Any:
+    """Make SIGTERM interrupt like SIGINT (main thread only); returns the old handler."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        # Re-raised as SIGINT, which the event loop (asyncio's runner, trio) turns into a
+        # clean cancellation of the run.
+        os.kill(os.getpid(), signal.SIGINT)
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        return None
+
+
+def _restore_sigterm(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _interrupted(error: BaseException) -> bool:
     if isinstance(error, KeyboardInterrupt):
         return True
@@ -371,6 +392,9 @@ def simulate(
             console=console,
         )
         observer = ProgressRenderer(progress, count)
+    # SIGTERM takes the KeyboardInterrupt path: sessions cancelled, sandboxes destroyed,
+    # summary.json written with status interrupted.
+    previous_term = _sigterm_interrupts()
     try:
         if progress is not None:
             with progress:
@@ -380,6 +404,7 @@ def simulate(
         else:
             summary = anyio.run(partial(run_simulation, loaded, options, observer), backend=backend)
     except BaseException as error:
+        _restore_sigterm(previous_term)
         code = _exit_code(error)
         if code is not None:
             sys.exit(code)  # the terminal went away (a closed pipe): nothing to report
@@ -391,6 +416,7 @@ def simulate(
             highlight=False,
         )
         sys.exit(_EXIT_INTERRUPTED)
+    _restore_sigterm(previous_term)
     _print_summary(console, summary)
     if quiet:
         # Nothing was rendered live: say why sessions failed (the first few).

@@ -726,28 +726,33 @@ async def simulate(
     )
     reports: dict[int, SessionReport] = {}
     started = time.perf_counter()
-    limiter = anyio.CapacityLimiter(max(1, concurrency))
+    # Sessions are produced lazily: `concurrency` workers take the next index, so memory
+    # follows the concurrency, not the session count (no task waits for its turn).
+    next_index = iter(range(count))
+
+    async def worker() -> None:
+        for index in next_index:
+            await run_one(index)
 
     async def run_one(index: int) -> None:
-        async with limiter:
-            run = _SessionRun(
-                loaded,
-                index=index,
-                seed=seed,
-                provider=sandbox,
-                transcript=TranscriptWriter(sessions_dir / f"{session_id_for(seed, index)}.jsonl"),
-                observer=observer,
-                options=options,
-            )
-            try:
-                await run.run()
-            finally:
-                reports[index] = run.report
+        run = _SessionRun(
+            loaded,
+            index=index,
+            seed=seed,
+            provider=sandbox,
+            transcript=TranscriptWriter(sessions_dir / f"{session_id_for(seed, index)}.jsonl"),
+            observer=observer,
+            options=options,
+        )
+        try:
+            await run.run()
+        finally:
+            reports[index] = run.report
 
     try:
         async with anyio.create_task_group() as group:
-            for index in range(count):
-                group.start_soon(run_one, index)
+            for _ in range(max(1, min(concurrency, count))):
+                group.start_soon(worker)
     except BaseException:
         summary.interrupted = True
         raise
@@ -757,6 +762,16 @@ async def simulate(
         with anyio.CancelScope(shield=True):
             if root is not None:
                 await anyio.to_thread.run_sync(lambda: shutil.rmtree(root, ignore_errors=True))
+            prune = getattr(sandbox, "prune", None) if provider is None else None
+            owner = getattr(sandbox, "owner", None)
+            if prune is not None and owner is not None:
+                # Whatever an interrupted session left (a container mid-creation or
+                # detached) carries this provider's owner label: remove it.
+                with anyio.move_on_after(options.cleanup_timeout):
+                    try:
+                        await anyio.to_thread.run_sync(lambda: prune(owner=owner))
+                    except Exception:  # the engine went away: nothing left to remove
+                        pass
             aclose = getattr(sandbox, "aclose", None) if provider is None else None
             if aclose is not None:
                 with anyio.move_on_after(options.cleanup_timeout):

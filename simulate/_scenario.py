@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -65,8 +67,13 @@ from harness_testkit.spec import (
     WireModel,
     YamlError,
     YamlLocator,
+    find_non_json,
     load_yaml,
 )
+
+#: Largest scenario file read (bytes) and deepest nesting accepted in one.
+MAX_SCENARIO_BYTES = 8 * 1024 * 1024
+MAX_SCENARIO_DEPTH = 64
 
 #: ``stop_when`` predicate of the agent: receives ``{"steps": [...]}``.
 StopCondition: TypeAlias = Callable[[Mapping[str, Any]], bool]
@@ -686,10 +693,28 @@ def load_scenario(path: str | Path) -> LoadedScenario:
     """
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        info = os.stat(file)
+        if not stat.S_ISREG(info.st_mode):
+            raise ScenarioError(str(file), [ScenarioIssue("(document)", "not a regular file")])
+        if info.st_size > MAX_SCENARIO_BYTES:
+            raise ScenarioError(
+                str(file),
+                [
+                    ScenarioIssue(
+                        "(document)",
+                        f"{info.st_size} bytes; the limit is {MAX_SCENARIO_BYTES}",
+                    )
+                ],
+            )
+        with open(file, "rb") as handle:
+            text = handle.read(MAX_SCENARIO_BYTES + 1).decode("utf-8")
     except OSError as error:
         raise ScenarioError(
             str(file), [ScenarioIssue("(document)", f"cannot read the file: {error.strerror}")]
+        ) from None
+    except UnicodeDecodeError as error:
+        raise ScenarioError(
+            str(file), [ScenarioIssue("(document)", f"not UTF-8 text: {error.reason}")]
         ) from None
     return parse_scenario(
         text, source=str(file), base_dir=file.parent, json_only=file.suffix == ".json"
@@ -759,9 +784,22 @@ def parse_scenario(
 
 
 def _parse_text(text: str, source: str, json_only: bool) -> Any:
+    value = _parse_bounded(text, source, json_only)
+    problem = find_non_json(value, "$", max_depth=MAX_SCENARIO_DEPTH, safe_integers=True)
+    if problem is not None:
+        raise ScenarioError(source, [ScenarioIssue("(document)", problem)])
+    return value
+
+
+def _parse_bounded(text: str, source: str, json_only: bool) -> Any:
     if json_only:
         try:
             return json.loads(text)
+        except RecursionError:
+            raise ScenarioError(
+                source,
+                [ScenarioIssue("(document)", f"nesting deeper than {MAX_SCENARIO_DEPTH} levels")],
+            ) from None
         except json.JSONDecodeError as error:
             raise ScenarioError(
                 source, [ScenarioIssue("(document)", f"invalid JSON: {error.msg}", error.lineno)]
@@ -803,8 +841,22 @@ def _resolve_script(
         path = base_dir / path
     text = ""
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCENARIO_BYTES:
+            problem = (
+                "is not a regular file"
+                if not stat.S_ISREG(info.st_mode)
+                else f"is {info.st_size} bytes; the limit is {MAX_SCENARIO_BYTES}"
+            )
+            issues.append(ScenarioIssue("harness.script", f"{path} {problem}", locator.line(where)))
+            return None
         text = path.read_text(encoding="utf-8")
-        script = Script.from_json_text(text) if path.suffix == ".json" else Script.from_yaml(text)
+        script = Script.model_validate(_parse_text(text, str(path), path.suffix == ".json"))
+    except ScenarioError as error:
+        issues.extend(
+            ScenarioIssue("harness.script", f"in {path}: {issue.problem}", locator.line(where))
+            for issue in error.issues
+        )
     except OSError as error:
         issues.append(
             ScenarioIssue(

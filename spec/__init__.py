@@ -59,6 +59,7 @@ from ._errors import get_harness_error_message as get_harness_error_message
 from ._json import JSONValue as JSONValue
 from ._json import find_non_json as find_non_json
 from ._json import is_json_value as is_json_value
+from ._json import safe_load_bounded as safe_load_bounded
 from ._lifecycle import SPECIFICATION_VERSION as SPECIFICATION_VERSION
 from ._lifecycle import CompletedToolResult as CompletedToolResult
 from ._lifecycle import ContinueTurnState as ContinueTurnState
@@ -294,6 +295,7 @@ __all__ = [
     "parse_lifecycle_state",
     "parse_stream_part",
     "requires_approval",
+    "safe_load_bounded",
     "sandbox_bootstrap_identity",
     "serialize_unknown",
 ]

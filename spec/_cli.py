@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import click
@@ -42,16 +43,41 @@ def requirements(area: str | None, level: str | None, subject: str | None, as_js
     if as_json:
         click.echo(json.dumps([r.model_dump(mode="json") for r in selected], indent=2))
         return
-    table = Table(
-        title=f"harness-v1 requirements ({len(selected)} of {len(catalogue.requirements)})"
-    )
-    for column in ("id", "level", "subject", "checkability", "source", "statement"):
-        table.add_column(column, overflow="fold")
+    console = Console()
+    title = f"harness-v1 requirements ({len(selected)} of {len(catalogue.requirements)})"
+    if console.width < _TABLE_MIN_WIDTH:
+        # Narrow terminals (and pipes): one block per requirement, the statement wrapped
+        # under it, instead of a table whose columns fold word by word.
+        width = max(console.width, 40)
+        click.echo(title)
+        for item in selected:
+            click.echo("")
+            header = f"{item.id}  {item.level}  {item.subject}  {item.checkability}  {item.source}"
+            click.echo(textwrap.fill(header, width=width, subsequent_indent="    "))
+            statement = " ".join(item.statement.split())
+            click.echo(
+                textwrap.fill(statement, width=width, initial_indent="  ", subsequent_indent="  ")
+            )
+        return
+    table = Table(title=title)
+    for column in ("id", "level", "subject", "checkability"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("source", overflow="fold", max_width=24)
+    table.add_column("statement", overflow="fold", ratio=1)
     for item in selected:
         table.add_row(
-            item.id, item.level, item.subject, item.checkability, item.source, item.statement
+            item.id,
+            item.level,
+            item.subject,
+            item.checkability,
+            item.source,
+            " ".join(item.statement.split()),
         )
-    Console().print(table)
+    console.print(table)
+
+
+#: Below this terminal width the catalogue is listed as blocks, not as a table.
+_TABLE_MIN_WIDTH = 110
 
 
 @spec.command("schema")

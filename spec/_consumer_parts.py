@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field, TypeAdapter, field_serializer
 
 from ._json import JSONValue
-from ._stream_parts import Metadata, WireModel, serialize_unknown, union_types
+from ._stream_parts import Metadata, WireModel, refuse_unbounded, serialize_unknown, union_types
 
 __all__ = [
     "CONSUMER_PART_TYPES",
@@ -357,4 +357,5 @@ def parse_consumer_part(obj: object) -> ConsumerPart:
     """
     if isinstance(obj, WireModel):
         obj = obj.to_wire()
+    refuse_unbounded(obj, "ConsumerPart")
     return _CONSUMER_PART_ADAPTER.validate_python(obj, by_alias=True, by_name=False)

@@ -6,10 +6,19 @@ import json
 import math
 from typing import Any
 
+import yaml
 from pydantic import ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
-__all__ = ["WIRE_CONFIG", "JSONValue", "dump_json", "find_non_json", "is_json_value"]
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "WIRE_CONFIG",
+    "JSONValue",
+    "dump_json",
+    "find_non_json",
+    "is_json_value",
+    "safe_load_bounded",
+]
 
 #: Any JSON value (null, bool, number, string, array, object), validated by pydantic.
 JSONValue = JsonValue
@@ -27,42 +36,70 @@ WIRE_CONFIG = ConfigDict(
 )
 
 
-def find_non_json(value: Any, path: str = "$") -> str | None:
+#: Integers a JSON peer (JavaScript) can represent exactly: ``±(2**53 - 1)``.
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def find_non_json(
+    value: Any,
+    path: str = "$",
+    *,
+    max_depth: int | None = None,
+    safe_integers: bool = False,
+) -> str | None:
     """Return the JSON path of the first value that is not plain JSON, or ``None``.
 
     Plain JSON means ``None``, ``bool``, ``int``, finite ``float``, ``str``, ``list`` of
     JSON and ``dict`` with ``str`` keys and JSON values. Tuples, sets, bytes, NaN and
-    arbitrary objects are not JSON.
+    arbitrary objects are not JSON; neither is a value that contains itself. The walk
+    is iterative, so deep or circular values never raise ``RecursionError``.
 
     Args:
         value: The value to inspect.
         path: The path prefix used in the returned location.
+        max_depth: Refuse lists and objects nested deeper than this.
+        safe_integers: Refuse integers beyond :data:`MAX_SAFE_INTEGER` in magnitude.
 
     Returns:
         ``None`` when ``value`` is plain JSON, else a description such as
         ``"$.data.items[2] is a set"``.
     """
-    if value is None or isinstance(value, bool | str):
-        return None
-    if isinstance(value, int):
-        return None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else f"{path} is a non-finite float ({value!r})"
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = find_non_json(item, f"{path}[{index}]")
-            if found is not None:
-                return found
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{path} has a non-string key {key!r}"
-            found = find_non_json(item, f"{path}.{key}")
-            if found is not None:
-                return found
-        return None
-    return f"{path} is a {type(value).__name__}, not a JSON value"
+    # (value, path, depth, leaving): containers are left after their children.
+    stack: list[tuple[Any, str, int, bool]] = [(value, path, 0, False)]
+    on_path: set[int] = set()
+    while stack:
+        item, where, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(item))
+            continue
+        if item is None or isinstance(item, bool | str):
+            continue
+        if isinstance(item, int):
+            if safe_integers and abs(item) > MAX_SAFE_INTEGER:
+                return f"{where} is an integer outside the JSON-safe range (±{MAX_SAFE_INTEGER})"
+            continue
+        if isinstance(item, float):
+            if math.isfinite(item):
+                continue
+            return f"{where} is a non-finite float ({item!r})"
+        if not isinstance(item, list | dict):
+            return f"{where} is a {type(item).__name__}, not a JSON value"
+        if id(item) in on_path:
+            return f"{where} contains itself (a cycle), not a JSON value"
+        if max_depth is not None and depth >= max_depth:
+            return f"{where} is nested deeper than {max_depth} levels"
+        on_path.add(id(item))
+        stack.append((item, where, depth, True))
+        children: list[tuple[Any, str, int, bool]] = []
+        if isinstance(item, list):
+            children = [(child, f"{where}[{i}]", depth + 1, False) for i, child in enumerate(item)]
+        else:
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{where} has a non-string key {key!r}"
+                children.append((child, f"{where}.{key}", depth + 1, False))
+        stack.extend(reversed(children))
+    return None
 
 
 def is_json_value(value: Any) -> bool:
@@ -80,3 +117,43 @@ def dump_json(value: Any) -> str:
         Compact JSON text with non-ASCII characters kept as they are.
     """
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """A safe YAML loader refusing aliases and nesting deeper than ``max_depth``."""
+
+    def __init__(self, stream: str, max_depth: int) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._max_depth = max_depth
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.YAMLError(
+                f"YAML aliases are not accepted (alias at line {event.start_mark.line + 1})"
+            )
+        self._depth += 1
+        try:
+            if self._depth > self._max_depth:
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise yaml.YAMLError(
+                    f"nesting deeper than {self._max_depth} levels "
+                    f"(line {event.start_mark.line + 1})"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def safe_load_bounded(text: str, *, max_depth: int) -> Any:
+    """``yaml.safe_load`` without aliases (no "billion laughs") and bounded nesting.
+
+    Raises:
+        yaml.YAMLError: invalid YAML, an alias, or nesting deeper than ``max_depth``.
+    """
+    loader = _BoundedLoader(text, max_depth)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()

@@ -30,6 +30,9 @@ __all__ = [
     "parse_lifecycle_state",
 ]
 
+#: Deepest nesting accepted in a lifecycle state (its ``data`` included).
+MAX_STATE_DEPTH = 64
+
 #: The only specification version this kit implements.
 SPECIFICATION_VERSION: Literal["harness-v1"] = "harness-v1"
 
@@ -194,6 +197,11 @@ def parse_lifecycle_state(
         raise InvalidLifecycleStateError(
             f"Lifecycle state must be a JSON object with a `type` field; got {type(obj).__name__}."
         )
+    # Bounded before any recursive validation: deep, circular or unsafe values are refused
+    # by name instead of raising RecursionError or being accepted and unwritable.
+    problem = find_non_json(obj, "state", max_depth=MAX_STATE_DEPTH, safe_integers=True)
+    if problem is not None:
+        raise InvalidLifecycleStateError(f"Lifecycle state is invalid: {problem}.")
     state_type = obj.get("type")
     if expected_type is not None and state_type != expected_type:
         raise InvalidLifecycleStateError(

@@ -10,11 +10,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias, get_args
 
-from pydantic import BaseModel, Field, PositiveInt, TypeAdapter, field_serializer
+from pydantic import (
+    BaseModel,
+    Field,
+    PositiveInt,
+    TypeAdapter,
+    ValidationError,
+    field_serializer,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from ._json import WIRE_CONFIG, JSONValue, is_json_value
+from ._json import WIRE_CONFIG, JSONValue, find_non_json, is_json_value
 
 __all__ = [
+    "MAX_PART_DEPTH",
     "STREAM_PART_TYPES",
     "CallWarning",
     "CompactionPart",
@@ -438,4 +447,32 @@ def parse_stream_part(obj: object) -> StreamPart:
         part = _plain_delta(obj)
         if part is not None:
             return part  # type: ignore[return-value]
+    refuse_unbounded(obj, "StreamPart")
     return _STREAM_PART_ADAPTER.validate_python(obj, by_alias=True, by_name=False)
+
+
+#: Deepest nesting accepted in one part (its raw values and tool inputs included).
+MAX_PART_DEPTH = 64
+
+
+def refuse_unbounded(obj: object, title: str) -> None:
+    """Raise a ``ValidationError`` for a part nested deeper than :data:`MAX_PART_DEPTH`,
+    containing itself or holding an integer outside the JSON-safe range (checked
+    iteratively, before any recursive validation)."""
+    if not isinstance(obj, dict | list):
+        return
+    problem = find_non_json(obj, "part", max_depth=MAX_PART_DEPTH, safe_integers=True)
+    bounded = ("nested deeper", "(a cycle)", "JSON-safe range")
+    if problem is None or not any(marker in problem for marker in bounded):
+        return  # other non-JSON values are for the field validators to name
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    raise ValidationError.from_exception_data(
+        title,
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("bounded_json", "{problem}", {"problem": problem}),
+                loc=(),
+                input=kind if isinstance(kind, str) else type(obj).__name__,
+            )
+        ],
+    )

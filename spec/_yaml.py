@@ -14,6 +14,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 __all__ = ["YamlError", "YamlLocator", "load_yaml"]
@@ -43,20 +44,47 @@ def _parser() -> YAML:
     return parser
 
 
-def load_yaml(text: str, *, source: str = "<string>") -> Any:
+#: Deepest nesting of mappings and sequences accepted in a user-written document.
+MAX_YAML_DEPTH = 64
+
+
+def load_yaml(text: str, *, source: str = "<string>", max_depth: int = MAX_YAML_DEPTH) -> Any:
     """Parse one YAML 1.2 document (JSON is YAML too) into plain Python values.
+
+    Aliases are refused (a few lines of anchors can stand for billions of nodes) and so is
+    nesting deeper than ``max_depth``; both are found in one pass over the parser's events,
+    before any value is built.
 
     Raises:
         YamlError: naming ``source``, the line and the problem.
     """
     try:
+        _refuse_unbounded(text, source, max_depth)
         return _parser().load(io.StringIO(text))
+    except RecursionError:
+        raise YamlError(source, f"nesting deeper than {max_depth} levels", None) from None
     except MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = error.problem or error.context or str(error)
         raise YamlError(source, problem, mark.line + 1 if mark is not None else None) from None
     except YAMLError as error:
         raise YamlError(source, str(error), None) from None
+
+
+def _refuse_unbounded(text: str, source: str, max_depth: int) -> None:
+    depth = 0
+    for event in _parser().parse(io.StringIO(text)):
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        if isinstance(event, AliasEvent):
+            raise YamlError(
+                source, f"aliases (*{event.anchor}) are not accepted; write the value out", line
+            )
+        if isinstance(event, CollectionStartEvent):
+            depth += 1
+            if depth > max_depth:
+                raise YamlError(source, f"nesting deeper than {max_depth} levels", line)
+        elif isinstance(event, CollectionEndEvent):
+            depth -= 1
 
 
 class YamlLocator:

@@ -103,5 +103,5 @@ def test_invalid_tool_input_keeps_its_error_text() -> None:
     # The AI SDK's InvalidToolInputError text (the oracle's committed official outputs).
     assert str(parsed.error) == (
         "Invalid input for tool bash: AI_TypeValidationError: Type validation failed: "
-        'Value: {"command":3}.\nError message: 3 is not of type \'string\''
+        "Value: {\"command\":3}.\nError message: 3 is not of type 'string'"
     )

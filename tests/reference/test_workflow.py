@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from harness_testkit.fake_harness import FakeHarness, Script, generate_script
@@ -558,3 +559,57 @@ async def test_a_settled_result_is_not_delivered_again_after_a_second_suspension
     assert state.status is WorkflowStatus.FINISHED, state.error
     results = [part.to_wire() for part in written if part.type == "tool-result"]
     assert len(results) == 1, results
+
+
+class _SessionSpy(HarnessAgent):
+    """An agent that remembers the sessions it opened (to watch their turn)."""
+
+    opened: list[Any]
+
+    async def create_session(self, **options: Any) -> Any:
+        session = await super().create_session(**options)
+        self.opened.append(session)
+        return session
+
+
+class _IdleClock:
+    """A slice budget that runs out exactly when the turn has ended but the stream has not."""
+
+    def __init__(self, agent: _SessionSpy) -> None:
+        self.agent = agent
+        self.fired = False
+
+    def now(self) -> float:
+        return 0.0
+
+    async def sleep(self, seconds: float) -> None:
+        with anyio.fail_after(10):
+            # Polling on purpose: the turn's end is no event a test can wait on.
+            while not self.agent.opened or self.agent.opened[-1].has_unfinished_turn():
+                await anyio.lowlevel.checkpoint()
+        self.fired = True
+
+
+async def test_a_budget_running_out_after_the_turn_ended_is_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    # The turn is released before consumers see `finish`; a budget that runs out in that
+    # window used to suspend a finished turn ("has no unfinished turn to suspend").
+    agent = _SessionSpy(
+        harness=FakeHarness(script=TWO_STEPS),
+        sandbox=LocalSandboxProvider(tmp_path / "sandboxes"),
+    )
+    agent.opened = []
+    clock = _IdleClock(agent)
+    writer = PartCollector()
+    state = await run_time_slice(
+        agent,
+        create_workflow_state("idle-race", prompt="go"),
+        budget_seconds=1,
+        clock=clock,
+        writer=writer,
+        destroy_on_finish=True,
+    )
+    assert clock.fired, "the turn never ended before its stream: the race was not exercised"
+    assert state.status is WorkflowStatus.FINISHED, state.error
+    assert [part.type for part in writer.parts].count("finish") == 1

@@ -1,0 +1,203 @@
+"""Hard limits for one check: its event loops run in a worker thread the kit can give up on.
+
+An adapter that blocks its event loop (a synchronous ``time.sleep``, a busy loop) or never
+settles cannot be interrupted from inside that loop. :func:`run_guarded` runs the check
+in a daemon worker thread; each event loop the check starts registers with a
+:class:`LoopMonitor` and beats a heartbeat. The calling thread watches: a loop whose
+heartbeat is older than the stall limit is blocked, and a check older than its wall-time
+cap is over time. Either way the kit takes the stack of the worker thread (where it is
+stuck), asks the loop to cancel (so teardown runs if the loop ever wakes), waits a short
+grace and goes on; a worker that stays stuck is abandoned (a daemon thread).
+
+SIGINT/SIGTERM arrive in the calling thread while it waits: the check is cancelled, its
+teardown gets :data:`TEARDOWN_GRACE` seconds, and the interruption propagates.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from ._tracebacks import format_stack
+
+__all__ = [
+    "TEARDOWN_GRACE",
+    "CheckInterrupted",
+    "LoopMonitor",
+    "Stuck",
+    "Terminated",
+    "run_guarded",
+]
+
+T = TypeVar("T")
+
+#: Seconds between heartbeats of a monitored event loop.
+HEARTBEAT_SECONDS = 0.2
+#: Seconds a cancelled check gets to finish its teardown before it is abandoned.
+TEARDOWN_GRACE = 30.0
+_POLL_SECONDS = 0.05
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (raised in the main thread by the CLI's signal handler)."""
+
+
+class CheckInterrupted(BaseException):
+    """Raised inside a check's worker after the kit gave up on it (not an Exception,
+    so hypothesis does not mistake it for a failure to shrink)."""
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """Why and where the kit gave up on a check."""
+
+    reason: str
+    stack: str
+    abandoned: bool
+
+
+class LoopMonitor:
+    """Registers the check's current event loop, its heartbeat and its cancel scope."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._token: Any = None
+        self._scope: anyio.CancelScope | None = None
+        self.beat: float | None = None
+        self.cancel_requested = False
+
+    async def run(self, body: Callable[[], Any]) -> Any:
+        """Run ``await body()`` in this loop under the monitor (heartbeat, cancellable)."""
+        if self.cancel_requested:
+            raise CheckInterrupted("the check was cancelled")
+        outcome: list[Any] = []
+        with anyio.CancelScope() as scope:
+            with self._lock:
+                self._token = anyio.lowlevel.current_token()
+                self._scope = scope
+                self.beat = time.monotonic()
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._heartbeat)
+                    try:
+                        outcome.append(await body())
+                    except Exception as error:
+                        outcome.append(_Raised(error))
+                    finally:
+                        group.cancel_scope.cancel()
+            finally:
+                with self._lock:
+                    self._token = None
+                    self._scope = None
+                    self.beat = None
+        if scope.cancelled_caught or not outcome:
+            raise CheckInterrupted("the check was cancelled")
+        if isinstance(outcome[0], _Raised):
+            raise outcome[0].error.with_traceback(outcome[0].traceback)
+        return outcome[0]
+
+    async def _heartbeat(self) -> None:
+        while True:
+            self.beat = time.monotonic()
+            await anyio.sleep(HEARTBEAT_SECONDS)
+
+    def stalled_for(self, now: float) -> float:
+        """Seconds since the running loop last beat (0 when no loop runs)."""
+        beat = self.beat
+        return 0.0 if beat is None else max(0.0, now - beat)
+
+    def request_cancel(self) -> None:
+        """Cancel the running loop's check (from another thread; never blocks)."""
+        with self._lock:
+            self.cancel_requested = True
+            token, scope = self._token, self._scope
+        if token is None or scope is None:
+            return
+
+        def cancel() -> None:
+            try:
+                anyio.from_thread.run_sync(scope.cancel, token=token)
+            except Exception:  # the loop ended meanwhile: nothing left to cancel
+                pass
+
+        # The loop may be blocked: ask from a daemon thread that may wait forever.
+        threading.Thread(target=cancel, name="harness-testkit-cancel", daemon=True).start()
+
+
+class _Raised:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.traceback: TracebackType | None = error.__traceback__
+
+
+def _stack_of(thread: threading.Thread) -> str:
+    frame = sys._current_frames().get(thread.ident or -1)
+    if frame is None:
+        return "(the worker thread has no frame)"
+    return format_stack(traceback.extract_stack(frame))
+
+
+def run_guarded(
+    function: Callable[[], T],
+    monitor: LoopMonitor,
+    *,
+    stall_limit: float,
+    wall_limit: float,
+    grace: float = 5.0,
+) -> T | Stuck:
+    """Run ``function`` in a worker thread; return its value or a :class:`Stuck`.
+
+    Exceptions of ``function`` propagate; a stall longer than ``stall_limit`` seconds or a
+    run longer than ``wall_limit`` seconds returns :class:`Stuck` with the worker's stack.
+    """
+    box: dict[str, Any] = {}
+    # An Event, not Thread.join: a join interrupted by KeyboardInterrupt can leave the
+    # thread reporting itself dead while it still runs (CPython gh-90882).
+    finished = threading.Event()
+
+    def body() -> None:
+        try:
+            box["value"] = function()
+        except BaseException as error:
+            box["error"] = error
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=body, name="harness-testkit-check", daemon=True)
+    started = time.monotonic()
+    worker.start()
+    try:
+        while True:
+            if finished.wait(_POLL_SECONDS):
+                break
+            now = time.monotonic()
+            stalled = monitor.stalled_for(now)
+            if stalled > stall_limit or now - started > wall_limit:
+                stack = _stack_of(worker)
+                if stalled > stall_limit:
+                    reason = (
+                        f"the adapter blocked the event loop for more than {stall_limit:g} s "
+                        "(a synchronous call inside async code)"
+                    )
+                else:
+                    reason = f"the check ran longer than its wall-time cap of {wall_limit:g} s"
+                monitor.request_cancel()
+                return Stuck(reason=reason, stack=stack, abandoned=not finished.wait(grace))
+    except BaseException:
+        # SIGINT/SIGTERM: cancel the check and let its teardown run before going on.
+        monitor.request_cancel()
+        finished.wait(TEARDOWN_GRACE)
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]

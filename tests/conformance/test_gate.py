@@ -1,0 +1,408 @@
+"""The gate: exit codes, verdict lines, attribution, evidence, watchdog, documents, replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+from click.testing import CliRunner
+
+from harness_testkit._cli import cli
+from harness_testkit.conformance import (
+    REGISTRY,
+    AdapterTarget,
+    CheckResult,
+    Expectations,
+    Report,
+    RunOptions,
+    ordered_checks,
+    run_check,
+    run_suite,
+)
+from harness_testkit.conformance._mutants import get_mutant
+from harness_testkit.conformance._verdict import Gate, RunDocuments, verdict
+
+from . import gate_adapters
+
+ADAPTERS = "tests.conformance.gate_adapters"
+SMOKE = RunOptions(profile="smoke")
+
+
+def _target(name: str) -> AdapterTarget:
+    factory = getattr(gate_adapters, name)
+    return AdapterTarget(
+        factory=factory, capabilities=factory.capabilities, name=f"{ADAPTERS}:{name}"
+    )
+
+
+def _check(check_id: str) -> Any:
+    ordered_checks()
+    return REGISTRY[check_id]
+
+
+def _invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["check", *args])
+
+
+def _one_line_error(result: Any, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+# -- exit codes ----------------------------------------------------------------------------
+
+
+def test_an_unknown_check_id_is_a_usage_error_not_a_failure() -> None:
+    _one_line_error(_invoke("--self", "--check", "nope.id"), "unknown check ids: nope.id")
+
+
+def test_comma_lists_select_several_checks() -> None:
+    result = _invoke(f"{ADAPTERS}:minimal", "--check", "session.identity,adapter.surface", "--list")
+    assert result.exit_code == 0, result.output
+    assert [line.split()[0] for line in result.output.splitlines()] == [
+        "adapter.surface",
+        "session.identity",
+    ]
+
+
+def test_a_bad_adapter_path_is_a_setup_error() -> None:
+    _one_line_error(_invoke("no_such_module_xyz:factory"), "cannot import")
+
+
+def test_a_factory_that_raises_is_a_setup_error_not_adapter_001() -> None:
+    _one_line_error(
+        _invoke(f"{ADAPTERS}:raising"), "raised RuntimeError: no credentials for the runtime"
+    )
+
+
+def test_a_bad_capability_file_is_a_setup_error(tmp_path: Path) -> None:
+    _one_line_error(
+        _invoke(f"{ADAPTERS}:minimal", "--capabilities", "/dev/zero"), "not a regular file"
+    )
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    _one_line_error(_invoke(f"{ADAPTERS}:minimal", "--capabilities", str(deep)), "nesting")
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("turn_timeout: -1\n", encoding="utf-8")
+    _one_line_error(_invoke(f"{ADAPTERS}:minimal", "--capabilities", str(wrong)), "turn_timeout")
+
+
+def test_an_internal_error_of_the_kit_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Report:
+        raise RuntimeError("a bug in the kit")
+
+    monkeypatch.setattr("harness_testkit.conformance._cli.run_suite", broken)
+    result = _invoke(f"{ADAPTERS}:minimal", "--check", "adapter.surface")
+    assert result.exit_code == 3, result.output
+    assert "internal error of harness-testkit: RuntimeError: a bug in the kit" in result.output
+
+
+def test_a_conformant_adapter_exits_0_and_a_failing_one_exits_1(tmp_path: Path) -> None:
+    ok = _invoke(f"{ADAPTERS}:minimal", "--profile", "smoke", "--check", "stream.grammar")
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.splitlines()[-1].startswith("PASS: all ")
+    bad = _invoke(
+        f"{ADAPTERS}:duplicate_finish",
+        "--profile",
+        "smoke",
+        "--check",
+        "stream.grammar",
+        "--bundle-dir",
+        str(tmp_path),
+    )
+    assert bad.exit_code == 1, bad.output
+    assert bad.output.splitlines()[-1].startswith("FAIL: 1 MUST fail")
+
+
+# -- the verdict ---------------------------------------------------------------------------
+
+
+def _result(
+    check_id: str,
+    status: str,
+    requirements: tuple[str, ...],
+    *,
+    failed: str | None = None,
+    tier: str = "black-box",
+    **extra: Any,
+) -> CheckResult:
+    return CheckResult(
+        check_id=check_id,
+        title=check_id,
+        tier=tier,
+        requirements=requirements,
+        level="MUST",
+        areas=("STREAM",),
+        status=status,  # type: ignore[arg-type]
+        failed_requirement=failed,
+        **extra,
+    )
+
+
+def _report(*results: CheckResult, adapter: str = "a:b", profile: str = "smoke") -> Report:
+    return Report(
+        suite_version="0",
+        adapter=adapter,
+        harness_id="h",
+        profile=profile,
+        max_examples=5,
+        seed=0,
+        sandbox="local",
+        results=results,
+    )
+
+
+def test_blocked_and_skipped_musts_are_unverified_and_the_line_says_so() -> None:
+    report = _report(
+        _result("g", "xfail", ("STREAM-040", "STREAM-033"), failed="STREAM-040"),
+        _result("d", "blocked", ("LIFECYCLE-005",), blocked_by="g"),
+        _result("s", "skip", ("STOP-014",), tier="scripted", capability="scripting"),
+    )
+    judged = verdict([report])
+    assert judged.ok  # unverified MUSTs are reported, not required, by default
+    assert judged.line.startswith("PASS WITH UNVERIFIED MUSTS: 0 hold")
+    assert "1 xfail (declared)" in judged.line
+    assert "3 unverified" in judged.line
+    assert "capability 'scripting' not declared" in judged.line
+    assert "blocked: prerequisite g did not pass" in judged.line
+    statuses = {s.requirement: s.status for s in judged.musts}
+    assert statuses == {
+        "STREAM-040": "xfail",
+        "STREAM-033": "unverified",
+        "LIFECYCLE-005": "unverified",
+        "STOP-014": "unverified",
+    }
+    black_box = verdict([report], Gate(require_tier="black-box"))
+    assert not black_box.ok
+    assert black_box.line.startswith("FAIL: ")
+    assert "2 of them required by --require-tier black-box" in black_box.line
+    assert not verdict([report], Gate(require_tier="scripted")).ok
+    allowed = Gate(baseline=frozenset({"STREAM-033", "LIFECYCLE-005", "STOP-014"}))
+    assert verdict([report], allowed).ok
+    assert not verdict([report], Gate(baseline=frozenset({"STOP-014"}))).ok
+
+
+def test_one_verdict_across_targets_and_profiles() -> None:
+    good = _report(_result("g", "pass", ("STREAM-040",)), adapter="x:good", profile="smoke")
+    bad = _report(
+        _result("g", "fail", ("STREAM-040",), failed="STREAM-040"),
+        adapter="x:bad",
+        profile="standard",
+    )
+    judged = verdict([good, bad])
+    assert not judged.ok
+    assert judged.line == "FAIL: 1 MUST fail across 2 targets x 2 profiles"
+    assert verdict([good]).line == "PASS: all 1 MUST verified and hold"
+
+
+def test_an_error_or_a_stale_xfail_fails_the_gate() -> None:
+    assert not verdict([_report(_result("e", "error", ("STREAM-040",)))]).ok
+    assert "1 check erred" in verdict([_report(_result("e", "error", ("STREAM-040",)))]).line
+    stale = verdict([_report(_result("x", "xpass", ("STREAM-040",)))])
+    assert not stale.ok
+    assert "stale xfail" in stale.line
+
+
+def test_the_gate_option_makes_capability_skips_fail(tmp_path: Path) -> None:
+    args = (f"{ADAPTERS}:minimal", "--profile", "smoke", "--check", "scripted.steering")
+    default = _invoke(*args)
+    assert default.exit_code == 0, default.output
+    assert "PASS WITH UNVERIFIED MUSTS" in default.output.splitlines()[-1]
+    assert "capability 'scripting' not declared" in default.output.splitlines()[-1]
+    required = _invoke(*args, "--require-tier", "scripted")
+    assert required.exit_code == 1, required.output
+    baseline = tmp_path / "baseline.yaml"
+    baseline.write_text("unverified: [STOP-014]\n", encoding="utf-8")
+    assert _invoke(*args, "--baseline", str(baseline)).exit_code == 0
+
+
+# -- attribution and evidence --------------------------------------------------------------
+
+
+def test_an_unexpected_exception_is_an_error_of_the_check_with_its_traceback() -> None:
+    result = run_check(_check("session.identity"), _target("crashing_start"), SMOKE)
+    assert result.status == "error"
+    assert result.failed_requirement is None
+    assert result.message == "KeyError: 'runtime-handle'"
+    assert result.traceback is not None
+    head = result.traceback.split("Traceback")[0]
+    assert head.startswith("adapter frames")
+    assert "start_that_crashes" in head
+    report = _report(result)
+    suite = ElementTree.fromstring(report.to_junit_xml()).find("testsuite")
+    assert suite is not None
+    assert (suite.get("errors"), suite.get("failures")) == ("1", "0")
+    assert "start_that_crashes" in report.to_markdown()
+
+
+def test_a_foreign_harness_id_fails_lifecycle_005() -> None:
+    target = get_mutant("state-with-foreign-harness-id").target
+    result = run_check(_check("lifecycle.detach-resume"), target, SMOKE)
+    assert (result.status, result.failed_requirement) == ("fail", "LIFECYCLE-005")
+
+
+def test_failures_carry_the_traceback_into_the_bundle_and_replay_prints_it(
+    tmp_path: Path,
+) -> None:
+    options = RunOptions(profile="smoke", bundle_dir=tmp_path)
+    result = run_check(_check("session.identity"), _target("crashing_start"), options)
+    assert result.bundle is not None
+    bundle = json.loads(Path(result.bundle).read_text(encoding="utf-8"))
+    assert "start_that_crashes" in bundle["traceback"]
+    replayed = CliRunner().invoke(
+        cli, ["replay", result.bundle, "--adapter", f"{ADAPTERS}:crashing_start", "-v"]
+    )
+    assert replayed.exit_code == 1, replayed.output
+    assert "recorded traceback:" in replayed.output
+    assert "traceback of this run:" in replayed.output
+    assert replayed.output.count("start_that_crashes") >= 2
+
+
+def test_replay_never_imports_what_a_bundle_names_on_its_own(tmp_path: Path) -> None:
+    options = RunOptions(profile="smoke", bundle_dir=tmp_path)
+    result = run_check(_check("session.identity"), _target("crashing_start"), options)
+    assert result.bundle is not None
+    data = json.loads(Path(result.bundle).read_text(encoding="utf-8"))
+    data["adapter"] = f"{ADAPTERS}:noop"
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(data), encoding="utf-8")
+    refused = CliRunner().invoke(cli, ["replay", str(hostile)])
+    _one_line_error(refused, "replay imports it only when you pass --adapter")
+
+
+# -- the watchdog --------------------------------------------------------------------------
+
+
+def test_a_blocking_adapter_fails_adapter_044_with_where_it_was_stuck_and_the_run_goes_on() -> None:
+    options = RunOptions(profile="smoke", stall_timeout=0.5)
+    report = run_suite(
+        _target("blocking"), options, check_ids=["stream.grammar", "session.identity"]
+    )
+    by_id = {r.check_id: r for r in report.results}
+    stuck = by_id["stream.grammar"]
+    assert (stuck.status, stuck.failed_requirement) == ("fail", "ADAPTER-044")
+    assert "blocked the event loop" in stuck.message
+    assert stuck.traceback is not None
+    assert "blocking_sleep_in_the_adapter" in stuck.traceback.split("full stack")[0]
+    assert by_id["session.identity"].status == "pass"
+
+
+def test_a_check_over_its_wall_time_cap_fails_adapter_044() -> None:
+    options = RunOptions(profile="smoke", check_timeout=0.5, stall_timeout=60)
+    result = run_check(_check("stream.grammar"), _target("blocking"), options)
+    assert (result.status, result.failed_requirement) == ("fail", "ADAPTER-044")
+    assert "wall-time cap of 0.5 s" in result.message
+
+
+# -- documents -----------------------------------------------------------------------------
+
+
+def test_one_document_of_each_kind_per_run_with_a_section_per_profile(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = _invoke(
+        f"{ADAPTERS}:minimal",
+        "--profile",
+        "all",
+        "--check",
+        "adapter.surface",
+        "--json",
+        str(out / "r.json"),
+        "--junit-xml",
+        str(out / "r.xml"),
+        "--report",
+        str(out / "r.md"),
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in out.iterdir()) == ["r.json", "r.md", "r.xml"]
+    data = json.loads((out / "r.json").read_text(encoding="utf-8"))
+    assert [report["profile"] for report in data["reports"]] == [
+        "exhaustive",
+        "smoke",
+        "standard",
+    ]
+    assert data["verdict"]["line"] == result.output.splitlines()[-1]
+    markdown = (out / "r.md").read_text(encoding="utf-8")
+    assert markdown.count("## harness-v1 conformance:") == 3
+    root = ElementTree.fromstring((out / "r.xml").read_text(encoding="utf-8"))
+    assert root.get("tests") == "3"
+    # one verdict line only
+    assert sum(line.startswith(("PASS", "FAIL")) for line in result.output.splitlines()) == 1
+
+
+# -- selection -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        # Prerequisites of the selected checks run too (first).
+        (["--tier", "black-box", "--area", "bootstrap"], ["adapter.surface", "bootstrap.recipe"]),
+        (
+            ["--requirement", "ADAPTER-042", "--tier", "black-box"],
+            ["adapter.surface", "stream.grammar", "turn.abort"],
+        ),
+        (
+            ["--area", "LIFECYCLE", "--exclude", "stream.grammar,lifecycle.suspend-continue"],
+            None,
+        ),
+        (
+            ["--level", "must", "--check", "turn.abort", "--exclude", "adapter.surface"],
+            ["stream.grammar", "turn.abort"],
+        ),
+    ],
+)
+def test_selection_options(options: list[str], expected: list[str] | None) -> None:
+    result = _invoke("--self", *options, "--list")
+    assert result.exit_code == 0, result.output
+    listed = [line.split()[0] for line in result.output.splitlines()]
+    if expected is not None:
+        assert listed == expected
+    else:
+        assert listed
+        assert "stream.grammar" not in listed
+        assert "lifecycle.suspend-continue" not in listed
+        assert "lifecycle.detach-resume" in listed
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--area", "NOPE"], ["--level", "SOMETIMES"], ["--tier", "gold"], ["--requirement", "X-1"]],
+)
+def test_unknown_selection_names_are_usage_errors(options: list[str]) -> None:
+    _one_line_error(_invoke("--self", *options), "unknown")
+
+
+def test_known_failures_still_count_as_declared() -> None:
+    expectations = Expectations(xfail={"stream.grammar": "emits finish twice"})
+    options = RunOptions(profile="smoke", expectations=expectations)
+    target = AdapterTarget(
+        factory=gate_adapters.duplicate_finish,
+        capabilities=gate_adapters.duplicate_finish.capabilities,
+        name="dup",
+    )
+    report = run_suite(target, options, check_ids=["stream.grammar", "lifecycle.detach-resume"])
+    judged = verdict([report])
+    assert [r.status for r in report.results] == ["pass", "xfail", "blocked"]
+    assert "unverified" in judged.line
+    assert "blocked: prerequisite stream.grammar did not pass" in judged.line
+    assert not verdict([report], Gate(require_tier="black-box")).ok
+    documents = RunDocuments(reports=(report,), verdict=judged)
+    assert "MUSTs not verified as holding" in documents.to_markdown()
+
+
+def test_verbose_console_prints_the_traceback_of_an_error(tmp_path: Path) -> None:
+    args = (f"{ADAPTERS}:crashing_start", "--profile", "smoke", "--check", "session.identity")
+    quiet = _invoke(*args, "--bundle-dir", str(tmp_path))
+    verbose = _invoke(*args, "--bundle-dir", str(tmp_path), "-v")
+    assert quiet.exit_code == verbose.exit_code == 1, verbose.output
+    assert "start_that_crashes" not in quiet.output
+    assert "adapter frames (most recent call last):" in verbose.output
+    assert "start_that_crashes" in verbose.output
+    assert "check erred" in verbose.output.splitlines()[-1]
