@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from harness_testkit.conformance import AdapterCapabilities, capabilities_of
-from harness_testkit.conformance._mutants import MutantAdapter, MutantSession
+from harness_testkit.conformance._zoo.machinery import Defect, MutantAdapter, MutantSession
 from harness_testkit.fake_harness import FakeHarness, get_profile
 from harness_testkit.spec import PromptControl, PromptTurnOptions
 
@@ -21,6 +21,13 @@ def minimal() -> FakeHarness:
 minimal.capabilities = _MINIMAL.model_copy(update={"scripting": False})  # type: ignore[attr-defined]
 
 
+def _sessions(session: type[MutantSession]) -> Defect:
+    """A zoo defect whose only change is the session class (not a catalogued mutant)."""
+    return Defect(
+        name="", requirement="ADAPTER-001", area="robustness", description="", session=session
+    )
+
+
 def raising() -> FakeHarness:
     """A factory that cannot build its adapter (a setup error, not a conformance one)."""
     raise RuntimeError("no credentials for the runtime")
@@ -33,7 +40,7 @@ class _Crashing(MutantSession):
 
 def crashing() -> MutantAdapter:
     """Every prompt turn raises an exception no requirement covers."""
-    return MutantAdapter(FakeHarness(profile="minimal"), _Crashing)
+    return MutantAdapter(FakeHarness(profile="minimal"), _sessions(_Crashing))
 
 
 crashing.capabilities = minimal.capabilities  # type: ignore[attr-defined]
@@ -56,7 +63,7 @@ BLOCK_SECONDS = 4.0
 
 def blocking() -> MutantAdapter:
     """Every prompt turn blocks the event loop."""
-    return MutantAdapter(FakeHarness(profile="minimal"), _Blocking)
+    return MutantAdapter(FakeHarness(profile="minimal"), _sessions(_Blocking))
 
 
 blocking.capabilities = AdapterCapabilities.model_validate(  # type: ignore[attr-defined]
@@ -88,7 +95,7 @@ crashing_start.capabilities = minimal.capabilities  # type: ignore[attr-defined]
 
 
 def _mutant_factory(name: str) -> Any:
-    from harness_testkit.conformance._mutants import get_mutant
+    from harness_testkit.conformance._zoo.catalog import get_mutant
 
     mutant = get_mutant(name)
 
@@ -121,7 +128,7 @@ class _DeepPart(MutantSession):
 
 def deep_part() -> MutantAdapter:
     """Emits a raw part nested 1,000 deep next to every text delta."""
-    return MutantAdapter(FakeHarness(profile="minimal"), _DeepPart)
+    return MutantAdapter(FakeHarness(profile="minimal"), _sessions(_DeepPart))
 
 
 deep_part.capabilities = minimal.capabilities  # type: ignore[attr-defined]

@@ -22,8 +22,8 @@ from harness_testkit.conformance import (
     run_check,
     run_suite,
 )
-from harness_testkit.conformance._mutants import get_mutant
 from harness_testkit.conformance._verdict import Gate, RunDocuments, verdict
+from harness_testkit.conformance._zoo.catalog import get_mutant
 
 from . import gate_adapters
 

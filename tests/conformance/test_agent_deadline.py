@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from harness_testkit.conformance._mutants import MutantAdapter, MutantControl, MutantSession
+from harness_testkit.conformance._zoo.machinery import Defect, MutantAdapter, MutantControl
 from harness_testkit.fake_harness import FakeHarness
 from harness_testkit.reference import HarnessAgent, LocalSandboxProvider
 
@@ -30,15 +30,20 @@ class _Stubborn(MutantControl):
             await type(self).release.wait()
 
 
-class _StubbornSession(MutantSession):
-    control_class = _Stubborn
+_STUBBORN = Defect(
+    name="",
+    requirement="ADAPTER-044",
+    area="robustness",
+    description="done() shields itself from cancellation",
+    control=_Stubborn,
+)
 
 
 async def test_a_done_that_ignores_cancellation_cannot_hold_the_turn(tmp_path: Path) -> None:
     _Stubborn.entered = 0
     _Stubborn.release = anyio.Event()
     agent = HarnessAgent(
-        harness=MutantAdapter(FakeHarness(script=HANGING), _StubbornSession),
+        harness=MutantAdapter(FakeHarness(script=HANGING), _STUBBORN),
         sandbox=LocalSandboxProvider(tmp_path / "sandboxes"),
         abort_grace=0.2,
         error_log=None,
