@@ -1,0 +1,28 @@
+"""A harness-v1 adapter for Claude Code, driven through ``claude-agent-sdk``.
+
+``make_adapter()`` returns a :class:`ClaudeCodeHarness` whose model is the kit's scripted
+model endpoint, so the real Claude Code CLI runs fully offline under the conformance
+suite::
+
+    harness-testkit check harness_testkit.adapters.claude_code:make_adapter --profile standard
+
+Install with ``pip install 'harness-testkit[claude-code]'``.
+"""
+
+from ._builtins import BUILTIN_TOOLS as BUILTIN_TOOLS
+from ._builtins import HOST_SERVER as HOST_SERVER
+from ._harness import HARNESS_ID as HARNESS_ID
+from ._harness import ClaudeCodeHarness as ClaudeCodeHarness
+from ._harness import sdk_missing_reason as sdk_missing_reason
+from ._session import ClaudeCodeSession as ClaudeCodeSession
+from ._turn import ClaudeCodePromptControl as ClaudeCodePromptControl
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "HARNESS_ID",
+    "HOST_SERVER",
+    "ClaudeCodeHarness",
+    "ClaudeCodePromptControl",
+    "ClaudeCodeSession",
+    "sdk_missing_reason",
+]
