@@ -9,6 +9,8 @@ suite::
 Install with ``pip install 'harness-testkit[claude-code]'``.
 """
 
+from harness_testkit.conformance import AdapterCapabilities
+
 from ._builtins import BUILTIN_TOOLS as BUILTIN_TOOLS
 from ._builtins import HOST_SERVER as HOST_SERVER
 from ._harness import HARNESS_ID as HARNESS_ID
@@ -26,3 +28,18 @@ __all__ = [
     "ClaudeCodeSession",
     "sdk_missing_reason",
 ]
+
+
+def make_adapter() -> ClaudeCodeHarness:
+    """The adapter under the conformance suite: Claude Code on the scripted model endpoint."""
+    return ClaudeCodeHarness()
+
+
+make_adapter.capabilities = AdapterCapabilities(  # type: ignore[attr-defined]
+    builtin_tool_approvals=True,
+    builtin_tool_filtering=True,
+    resume=True,
+    continuation="lossy",
+    scripting=False,
+    turn_timeout=60.0,
+)
