@@ -94,7 +94,7 @@ class ClaudeCodeSession:
                 self,
                 index=data.turn.index,
                 prompt=data.turn.prompt,
-                prompt_text=prompt_text(data.turn.prompt)  # type: ignore[arg-type]
+                prompt_text=prompt_text(data.turn.prompt)
                 if isinstance(data.turn.prompt, str | dict)
                 else "",
                 approvals=data.turn.approvals,

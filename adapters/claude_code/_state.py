@@ -18,7 +18,7 @@ from harness_testkit.spec import InvalidLifecycleStateError, JSONValue
 __all__ = ["DATA_FORMAT", "SessionData", "TurnData", "validate_session_data"]
 
 #: Format tag of ``data``; a state with another tag is refused.
-DATA_FORMAT = "claude-code/1"
+DATA_FORMAT: Literal["claude-code/1"] = "claude-code/1"
 
 
 class _Model(BaseModel):

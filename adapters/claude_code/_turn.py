@@ -690,10 +690,11 @@ class ClaudeCodeTurn:
             )
             await self._signal.wait_until(lambda: approval_id in self.approvals, None)
         decision = self.approvals[approval_id]
+        reason = decision.get("reason")
         return self.session.permission_result(
             call_key=call.key,
             approved=bool(decision.get("approved")),
-            reason=decision.get("reason") if isinstance(decision.get("reason"), str) else None,
+            reason=reason if isinstance(reason, str) else None,
             deny=lambda message: self._deny(call, message, PermissionResultDeny),
             allow=PermissionResultAllow,
         )
