@@ -7,6 +7,8 @@ OpenAI Chat Completions wire protocols, streaming and not, and records every req
 Point a real runtime at ``ep.base_url`` to script its model.
 """
 
+from ._convert import ScriptConversionError as ScriptConversionError
+from ._convert import from_kit_script as from_kit_script
 from ._records import EndpointError as EndpointError
 from ._records import EndpointErrorKind as EndpointErrorKind
 from ._records import Protocol as Protocol
@@ -19,10 +21,12 @@ from ._script import Block as Block
 from ._script import EndpointScript as EndpointScript
 from ._script import ErrorReply as ErrorReply
 from ._script import MessageReply as MessageReply
+from ._script import PauseBlock as PauseBlock
 from ._script import Reply as Reply
 from ._script import ReplyMatch as ReplyMatch
 from ._script import ReplyUsage as ReplyUsage
 from ._script import StopReason as StopReason
+from ._script import StreamError as StreamError
 from ._script import TextBlock as TextBlock
 from ._script import ThinkingBlock as ThinkingBlock
 from ._script import ToolCallBlock as ToolCallBlock
@@ -37,6 +41,7 @@ __all__ = [
     "ErrorReply",
     "MessageReply",
     "ModelEndpoint",
+    "PauseBlock",
     "Protocol",
     "RecordedMessage",
     "RecordedRequest",
@@ -45,10 +50,13 @@ __all__ = [
     "Reply",
     "ReplyMatch",
     "ReplyUsage",
+    "ScriptConversionError",
     "StopReason",
+    "StreamError",
     "TextBlock",
     "ThinkingBlock",
     "ToolCallBlock",
     "ToolResultMatch",
     "UnforeseenRequestError",
+    "from_kit_script",
 ]

@@ -156,7 +156,7 @@ class AnthropicMessages(Codec):
             "usage": _usage(reply.input_tokens, reply.output_tokens),
         }
 
-    def events(self, reply: ResolvedReply, request: RecordedRequest) -> list[bytes]:
+    def events(self, reply: ResolvedReply, request: RecordedRequest) -> list[list[bytes]]:
         from ._engine import ResolvedText, ResolvedThinking
 
         start = self.render(reply, request) | {
@@ -164,8 +164,9 @@ class AnthropicMessages(Codec):
             "stop_reason": None,
             "usage": _usage(reply.input_tokens, 1),
         }
-        out = [sse("message_start", {"type": "message_start", "message": start})]
+        segments = [[sse("message_start", {"type": "message_start", "message": start})]]
         for index, block in enumerate(reply.blocks):
+            out: list[bytes] = []
             if isinstance(block, ResolvedText):
                 opened: dict[str, Any] = {"type": "text", "text": ""}
                 deltas = [{"type": "text_delta", "text": c} for c in reply.chunks(block.text)]
@@ -197,7 +198,13 @@ class AnthropicMessages(Codec):
                 for d in deltas
             )
             out.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
-        out.append(
+            segments.append(out)
+        if reply.stream_error is not None:
+            failure = reply.stream_error
+            body = self.error_body(failure.status, failure.message, failure.error_type)
+            segments.append([sse("error", body)])
+            return segments
+        tail = [
             sse(
                 "message_delta",
                 {
@@ -208,10 +215,11 @@ class AnthropicMessages(Codec):
                     },
                     "usage": {"output_tokens": reply.output_tokens},
                 },
-            )
-        )
-        out.append(sse("message_stop", {"type": "message_stop"}))
-        return out
+            ),
+            sse("message_stop", {"type": "message_stop"}),
+        ]
+        segments.append(tail)
+        return segments
 
     def error_body(self, status: int, message: str, error_type: str | None) -> dict[str, Any]:
         return {

@@ -14,7 +14,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ._anthropic import AnthropicMessages
-from ._engine import Engine
+from ._engine import Engine, ResolvedReply
 from ._records import RecordedRequest
 from ._wire import Codec, InvalidRequestError, as_json, clean_headers, last_user_text
 
@@ -37,11 +37,16 @@ async def _start(send: Send, headers: list[tuple[bytes, bytes]]) -> None:
 class _EventStream(Response):
     """Server-sent events, with pauses between events and an optional cut."""
 
-    def __init__(self, events: Sequence[bytes], event_delay: float, cut_after: int | None) -> None:
+    def __init__(self, segments: Sequence[Sequence[bytes]], reply: ResolvedReply) -> None:
         super().__init__(media_type="text/event-stream")
-        self._events = events
-        self._event_delay = event_delay
-        self._cut_after = cut_after
+        # Pause ``reply.pauses[i]`` before segment i + 1 (segment 0 opens the message).
+        self._events = [
+            (reply.pauses.get(position - 1, 0.0) if not offset else 0.0, event)
+            for position, segment in enumerate(segments)
+            for offset, event in enumerate(segment)
+        ]
+        self._event_delay = reply.event_delay
+        self._cut_after = reply.truncate_after_events
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await _start(
@@ -51,11 +56,13 @@ class _EventStream(Response):
                 (b"cache-control", b"no-cache"),
             ],
         )
-        for sent, event in enumerate(self._events):
+        for sent, (pause, event) in enumerate(self._events):
             if self._cut_after is not None and sent >= self._cut_after:
                 break
             if sent and self._event_delay:
                 await asyncio.sleep(self._event_delay)
+            if pause:
+                await asyncio.sleep(pause)
             await send({"type": "http.response.body", "body": event, "more_body": True})
         if self._cut_after is not None:
             raise StreamCutError(f"stream cut after {self._cut_after} events, as scripted")
@@ -144,10 +151,14 @@ def build_app(engine: Engine) -> Starlette:
         reply = selection.message
         assert reply is not None
         if parsed.stream:
-            return _EventStream(
-                codec.events(reply, selection.request),
-                reply.event_delay,
-                reply.truncate_after_events,
+            return _EventStream(codec.events(reply, selection.request), reply)
+        if reply.total_pause:
+            await asyncio.sleep(reply.total_pause)
+        if reply.stream_error is not None:
+            failure = reply.stream_error
+            return JSONResponse(
+                codec.error_body(failure.status, failure.message, failure.error_type),
+                status_code=failure.status,
             )
         data = json.dumps(codec.render(reply, selection.request), ensure_ascii=False).encode()
         if reply.truncate_after_events is not None:

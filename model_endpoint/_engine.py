@@ -20,9 +20,11 @@ from ._script import (
     EndpointScript,
     ErrorReply,
     MessageReply,
+    PauseBlock,
     Reply,
     ReplyMatch,
     StopReason,
+    StreamError,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -73,6 +75,14 @@ class ResolvedReply:
     event_delay: float = 0.0
     chunk_size: int | None = None
     truncate_after_events: int | None = None
+    #: Seconds to pause before block ``i`` is streamed (``len(blocks)``: before the end).
+    pauses: dict[int, float] = field(default_factory=dict)
+    stream_error: StreamError | None = None
+
+    @property
+    def total_pause(self) -> float:
+        """All pauses added up (what a non-streamed reply waits)."""
+        return sum(self.pauses.values())
 
     def chunks(self, text: str) -> list[str]:
         """``text`` split into deltas of ``chunk_size`` characters (one delta when unset)."""
@@ -190,12 +200,12 @@ class Engine:
                     )
                 position = script.repeat_from
             reply = replies[position]
-            mismatch = None if reply.match is None else _mismatch(reply.match, request)
-            if mismatch is None:
+            failed = [(m, why) for m in reply.match if (why := _mismatch(m, request))]
+            if not failed:
                 self._state.next_reply = position + 1
                 return position, reply
-            assert reply.match is not None
-            if reply.match.on_mismatch == "error":
+            mismatch = "; ".join(why for _, why in failed)
+            if any(m.on_mismatch == "error" for m, _ in failed):
                 return (
                     f"harness-testkit scripted model endpoint: {label} was not foreseen: "
                     f"it does not match reply #{position}: {mismatch}."
@@ -212,9 +222,12 @@ class Engine:
     ) -> ResolvedReply:
         model = reply.model or script.model or request.model or "scripted-model"
         blocks: list[ResolvedBlock] = []
+        pauses: dict[int, float] = {}
         calls = 0
         for block in reply.content:
-            if isinstance(block, TextBlock):
+            if isinstance(block, PauseBlock):
+                pauses[len(blocks)] = pauses.get(len(blocks), 0.0) + block.seconds
+            elif isinstance(block, TextBlock):
                 blocks.append(ResolvedText(_fill(block.text, request, model)))
             elif isinstance(block, ThinkingBlock):
                 blocks.append(
@@ -247,6 +260,8 @@ class Engine:
             event_delay=reply.event_delay,
             chunk_size=reply.chunk_size,
             truncate_after_events=reply.truncate_after_events,
+            pauses=pauses,
+            stream_error=reply.stream_error,
         )
 
 

@@ -40,10 +40,12 @@ __all__ = [
     "EndpointScript",
     "ErrorReply",
     "MessageReply",
+    "PauseBlock",
     "Reply",
     "ReplyMatch",
     "ReplyUsage",
     "StopReason",
+    "StreamError",
     "TextBlock",
     "ThinkingBlock",
     "ToolCallBlock",
@@ -111,7 +113,17 @@ class ToolCallBlock(EndpointModel):
     id: str | None = Field(default=None, min_length=1)
 
 
-Block: TypeAlias = Annotated[TextBlock | ThinkingBlock | ToolCallBlock, Field(discriminator="type")]
+class PauseBlock(EndpointModel):
+    """A pause of ``seconds`` before the next block is streamed (no content of its own;
+    a non-streamed reply waits the pauses before it is sent)."""
+
+    type: Literal["pause"] = "pause"
+    seconds: float = Field(ge=0, le=600)
+
+
+Block: TypeAlias = Annotated[
+    TextBlock | ThinkingBlock | ToolCallBlock | PauseBlock, Field(discriminator="type")
+]
 
 _BLOCK_SHORTHANDS: dict[str, tuple[str, str]] = {
     # shorthand key -> (type, field the value goes to)
@@ -119,6 +131,7 @@ _BLOCK_SHORTHANDS: dict[str, tuple[str, str]] = {
     "thinking": ("thinking", "thinking"),
     "toolCall": ("tool-call", "name"),
     "tool_call": ("tool-call", "name"),
+    "pause": ("pause", "seconds"),
 }
 
 
@@ -200,8 +213,29 @@ class ReplyUsage(EndpointModel):
 
 
 class _ReplyBase(EndpointModel):
-    match: ReplyMatch | None = None
+    #: Matches that must all hold for the reply to answer (one mapping is accepted too).
+    match: list[ReplyMatch] = Field(default_factory=list)
     delay: float = Field(default=0.0, ge=0, le=600)
+
+    @field_validator("match", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, Mapping | ReplyMatch) else value
+
+
+class StreamError(EndpointModel):
+    """How a reply fails after its content: a streamed reply ends with the provider's
+    error event instead of finishing; a non-streamed one is an HTTP ``status`` error.
+
+    Attributes:
+        message: The error message.
+        error_type: The provider's error type (default from ``status``).
+        status: HTTP status of the non-streamed form.
+    """
+
+    message: str = "Scripted stream error."
+    error_type: str | None = None
+    status: int = Field(default=500, ge=400, le=599)
 
 
 class MessageReply(_ReplyBase):
@@ -220,6 +254,7 @@ class MessageReply(_ReplyBase):
         truncate_after_events: Cut the connection after this many streamed events (no
             terminating event, no clean end of the body); a non-streaming response is cut
             in the middle of its body.
+        stream_error: End with an error after the content (see :class:`StreamError`).
     """
 
     type: Literal["message"] = "message"
@@ -230,6 +265,7 @@ class MessageReply(_ReplyBase):
     event_delay: float = Field(default=0.0, ge=0, le=60)
     chunk_size: int | None = Field(default=None, ge=1)
     truncate_after_events: int | None = Field(default=None, ge=0)
+    stream_error: StreamError | None = None
 
     @model_validator(mode="before")
     @classmethod

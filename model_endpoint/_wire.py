@@ -146,8 +146,10 @@ class Codec(ABC):
         """The non-streaming response body."""
 
     @abstractmethod
-    def events(self, reply: ResolvedReply, request: RecordedRequest) -> list[bytes]:
-        """The streamed response, one server-sent event per item, in order."""
+    def events(self, reply: ResolvedReply, request: RecordedRequest) -> list[list[bytes]]:
+        """The streamed response as server-sent events, in ``len(reply.blocks) + 2``
+        segments: the opening events, one segment per block, the closing events (the
+        error event instead when the reply has a ``stream_error``)."""
 
     @abstractmethod
     def error_body(self, status: int, message: str, error_type: str | None) -> dict[str, Any]:
