@@ -15,6 +15,8 @@ from starlette.types import Receive, Scope, Send
 
 from ._anthropic import AnthropicMessages
 from ._engine import Engine, ResolvedReply
+from ._openai_chat import OpenAIChat
+from ._openai_responses import OpenAIResponses
 from ._records import RecordedRequest
 from ._wire import Codec, InvalidRequestError, as_json, clean_headers, last_user_text
 
@@ -86,12 +88,19 @@ class _CutBody(Response):
 
 def codecs() -> dict[str, Codec]:
     """The codecs by route path."""
-    return {"/v1/messages": AnthropicMessages()}
+    return {
+        "/v1/messages": AnthropicMessages(),
+        "/v1/responses": OpenAIResponses(),
+        "/v1/chat/completions": OpenAIChat(),
+    }
 
 
 def _error_codec(request: Request) -> Codec:
     # Unknown routes answer in the shape the client most likely parses.
-    return AnthropicMessages()
+    anthropic = (
+        request.url.path.startswith("/v1/messages") or "anthropic-version" in request.headers
+    )
+    return AnthropicMessages() if anthropic else OpenAIChat()
 
 
 def build_app(engine: Engine) -> Starlette:

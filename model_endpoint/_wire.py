@@ -24,6 +24,7 @@ __all__ = [
     "compact_json",
     "content_text",
     "last_user_text",
+    "parse_arguments",
     "require_list",
     "require_object",
     "result_text",
@@ -82,6 +83,16 @@ def result_text(content: Any) -> str:
     ):
         return content_text(content)
     return compact_json(content)
+
+
+def parse_arguments(raw: Any) -> Any:
+    """Tool-call arguments sent as JSON text, parsed (kept as text when not JSON)."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
 
 
 def require_object(body: Any, what: str) -> dict[str, Any]:
