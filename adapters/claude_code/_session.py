@@ -24,6 +24,7 @@ from harness_testkit.spec import (
 )
 
 from ._builtins import BUILTIN_TOOLS, HOST_SERVER, native_of_key
+from ._runner import RuntimeThread
 from ._state import SessionData, TurnData
 from ._turn import ClaudeCodePromptControl, ClaudeCodeTurn
 
@@ -88,6 +89,7 @@ class ClaudeCodeSession:
         self._instructions: str | None = None
         self._model: str | None = None
         self.stderr_lines: list[str] = []
+        self._runtime: RuntimeThread | None = None
         Path(data.home).mkdir(parents=True, exist_ok=True)
         if data.turn is not None:
             turn = ClaudeCodeTurn(
@@ -129,6 +131,12 @@ class ClaudeCodeSession:
     def mcp_tool_kind(self, native: str) -> ToolUseKind | None:
         """How the permission mode treats an MCP tool (unknown: ``None``, counted as edit)."""
         return self._harness.mcp_tool_kind(native)
+
+    async def runner(self) -> RuntimeThread:
+        """The session's runtime thread (started on first use)."""
+        if self._runtime is None:
+            self._runtime = await RuntimeThread.open()
+        return self._runtime
 
     def record(self, entry: Any) -> None:
         """Append an observation to the adapter's log."""
@@ -410,6 +418,9 @@ class ClaudeCodeSession:
         )
 
     async def _release(self) -> None:
+        runtime, self._runtime = self._runtime, None
+        if runtime is not None:
+            await runtime.close()
         close, self._close_endpoint = self._close_endpoint, None
         if close is not None:
             result = close()

@@ -7,6 +7,13 @@ result), after the tool results it caused. Approvals go through ``can_use_tool``
 ``PreToolUse`` hook forces the prompt for gated calls, and lets every other call
 through, because ``bypassPermissions`` is refused when the CLI runs as root); host tools
 are the tools of an in-process MCP server whose handlers wait for ``submit_tool_result``.
+
+The CLI process must outlive the ``done()`` call that started it (the agent cancels
+``done()`` when a turn pauses for host input, then continues with a new control), so it
+runs on the session's runtime thread (an event loop of its own, see ``_runner``). Parts
+cross back to the caller's event loop into an outbox that the current control's
+``done()`` forwards to its ``emit``, in order; host input crosses the other way through
+plain fields the runtime side polls.
 """
 
 from __future__ import annotations
@@ -91,22 +98,24 @@ def _block_text(content: Any) -> JSONValue:
     return str(content)
 
 
-class _Signal:
-    """Wake every waiter when something changed; waiters re-check their predicate."""
+#: How often runtime-side waits re-check the host's input (seconds).
+_POLL = 0.02
 
-    def __init__(self) -> None:
-        self._event = anyio.Event()
 
-    def notify(self) -> None:
-        event, self._event = self._event, anyio.Event()
-        event.set()
+async def _wait_until(predicate: Callable[[], bool], timeout: float | None) -> bool:
+    """Poll ``predicate`` on the runtime thread (host input is written from another thread)."""
+    with anyio.move_on_after(timeout):
+        # Polling, not an Event: the input is written from the caller's thread and loop.
+        while not predicate():  # noqa: ASYNC110
+            await anyio.sleep(_POLL)
+        return True
+    return False
 
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float | None) -> bool:
-        with anyio.move_on_after(timeout):
-            while not predicate():
-                await self._event.wait()
-            return True
-        return False
+
+@dataclass(frozen=True)
+class _End:
+    status: TurnStatus
+    error: BaseException | None = None
 
 
 @dataclass
@@ -152,14 +161,18 @@ class ClaudeCodeTurn:
         self.results: dict[str, tuple[JSONValue, bool]] = {}
         self._emit: Emit | None = None
         self._abort: anyio.Event | None = None
-        self._signal = _Signal()
-        self._scope: anyio.CancelScope | None = None
-        self._stopped = anyio.Event()
-        self._stopped.set()
-        self._suspending = False
+        # Caller side: parts waiting for a done() to forward them, and its wake-up.
+        self._outbox: deque[dict[str, Any] | _End] = deque()
+        self._wake = anyio.Event()
+        self._token: Any = None
+        # Runtime side, written by the caller: stop requests.
+        self._stop_requested = False
+        self._driving = False
+        self._drive_ended: anyio.Event | None = None
+        self._last_drive_status: TurnStatus | None = None
         self._reset_stream()
 
-    # -- host-facing ---------------------------------------------------------------------
+    # -- host-facing (caller's event loop) ---------------------------------------------------
 
     @property
     def unfinished(self) -> bool:
@@ -175,7 +188,11 @@ class ClaudeCodeTurn:
         self._abort = abort
         if self.status == "suspended":
             self.status = "ready"
-        self._signal.notify()
+        self._notify()
+
+    def _notify(self) -> None:
+        wake, self._wake = self._wake, anyio.Event()
+        wake.set()
 
     def _require_live(self, what: str) -> None:
         if self.status in TERMINAL:
@@ -202,7 +219,6 @@ class ClaudeCodeTurn:
             )
         )
         self.results[tool_call_id] = (output, is_error)
-        self._signal.notify()
 
     def submit_tool_approval(self, approval_id: str, approved: bool, reason: str | None) -> None:
         """Store an approval decision; the waiting ``can_use_tool`` answers the CLI."""
@@ -216,26 +232,36 @@ class ClaudeCodeTurn:
             )
         )
         self.approvals[approval_id] = {"approved": approved, "reason": reason}
-        self._signal.notify()
+
+    async def _stop_drive(self) -> None:
+        ended = self._drive_ended
+        if self._driving and ended is not None:
+            self._stop_requested = True
+            await ended.wait()
+            self._stop_requested = False
+
+    def _pending_end(self) -> _End | None:
+        return next((item for item in self._outbox if isinstance(item, _End)), None)
 
     async def suspend(self) -> None:
         """Stop the CLI process now; the turn can be continued (the CLI resumes it)."""
-        if self.status == "running":
-            self._suspending = True
-            if self._scope is not None:
-                self._scope.cancel()
-            await self._stopped.wait()
-            self._suspending = False
+        await self._stop_drive()
+        end = self._pending_end()
+        if end is not None and end.status == "finished":
+            # It ended before the suspension took hold: captured at its end.
+            self._outbox.clear()
+            self._settle("finished")
+            self.captured = True
+            return
         if self.status in ("ready", "running"):
             self.status = "suspended"
-        self.rerun = self.rerun or self.drives > 0
-        self._signal.notify()
+        if self.drives > 0:
+            self.rerun = True
+        self._notify()
 
     async def kill(self, error: BaseException) -> None:
         """Stop the turn for good (session destroyed)."""
-        if self.status == "running" and self._scope is not None:
-            self._scope.cancel()
-            await self._stopped.wait()
+        await self._stop_drive()
         if self.unfinished:
             self._settle("failed", error)
 
@@ -258,66 +284,102 @@ class ClaudeCodeTurn:
                 detail=str(error) if error is not None else None,
             )
         )
-        self._signal.notify()
-
-    # -- driving -------------------------------------------------------------------------
+        self._notify()
 
     async def done_for(self, control: ClaudeCodePromptControl) -> None:
-        """``done()`` of ``control``: drive the CLI while ``control`` is current."""
+        """``done()`` of ``control``: forward parts while ``control`` is current."""
         while True:
-            if control is not self.control or self.status == "suspended":
+            if control is not self.control:
                 return
+            if self._outbox:
+                item = self._outbox.popleft()
+                if isinstance(item, _End):
+                    self._settle(item.status, item.error)
+                else:
+                    assert self._emit is not None
+                    self._emit(item)
+                continue
             if self.status in TERMINAL:
                 if self.error is not None:
                     raise self.error
                 return
-            if self.status == "running":
-                await self._signal.wait_until(lambda: self.status != "running", None)
+            if self.status == "suspended":
+                return
+            if self.status == "ready":
+                await self._start_drive()
                 continue
-            await self._drive()
+            # The runtime side watches the abort itself; its end arrives through the outbox.
+            await self._wake.wait()
 
-    async def _drive(self) -> None:
+    async def _start_drive(self) -> None:
         self.status = "running"
         self.drives += 1
-        self._stopped = anyio.Event()
         self._reset_stream()
+        self._token = anyio.lowlevel.current_token()
+        self._driving = True
+        self._drive_ended = anyio.Event()
+        runner = await self.session.runner()
+        abort = self._abort
+        runner.start(self._drive, abort)
+
+    def _deliver(self, item: dict[str, Any] | _End) -> None:
+        self._outbox.append(item)
+        self._notify()
+
+    def _drive_finished(self) -> None:
+        self._driving = False
+        if self._drive_ended is not None:
+            self._drive_ended.set()
+        if self.status == "running" and self._pending_end() is None:
+            # Stopped on request (suspend) before any end: the turn waits to continue.
+            self.status = "suspended"
+            if self.drives > 0:
+                self.rerun = True
+        self._notify()
+
+    # -- the runtime thread ------------------------------------------------------------------
+
+    def emit(self, part: dict[str, Any]) -> None:
+        """Send one part towards the current control (runtime thread)."""
+        anyio.from_thread.run_sync(self._deliver, part, token=self._token)
+
+    def _end(self, status: TurnStatus, error: BaseException | None = None) -> None:
+        self._finished_on_runtime = True
+        anyio.from_thread.run_sync(self._deliver, _End(status, error), token=self._token)
+
+    async def _drive(self, abort: anyio.Event | None) -> None:
+        self._finished_on_runtime = False
         try:
             with anyio.CancelScope() as scope:
-                self._scope = scope
                 async with anyio.create_task_group() as group:
-                    if self._abort is not None:
-                        group.start_soon(self._watch_abort, self._abort, scope)
+                    group.start_soon(self._watch_stop, abort, scope)
                     try:
                         await self._run_cli()
                     finally:
                         group.cancel_scope.cancel()
-            if self.status == "running":
-                if self._suspending:
-                    self.status = "suspended"
-                elif self._abort is not None and self._abort.is_set():
-                    self._settle("aborted")
-                else:
-                    self._settle(
+            if not self._finished_on_runtime:
+                if abort is not None and abort.is_set():
+                    self._end("aborted")
+                elif not self._stop_requested:
+                    self._end(
                         "failed",
                         HarnessSessionStateError(
                             "The Claude Code CLI ended the turn without a result message."
                         ),
                     )
         except Exception as error:
-            if self._suspending:
-                self.status = "suspended"
-            elif self._abort is not None and self._abort.is_set():
-                self._settle("aborted")
-            else:
-                self._settle("failed", error)
+            if not self._finished_on_runtime:
+                if abort is not None and abort.is_set():
+                    self._end("aborted")
+                elif not self._stop_requested:
+                    self._end("failed", error)
         finally:
-            self._scope = None
-            self._stopped.set()
-            self._signal.notify()
+            anyio.from_thread.run_sync(self._drive_finished, token=self._token)
 
-    @staticmethod
-    async def _watch_abort(abort: anyio.Event, scope: anyio.CancelScope) -> None:
-        await abort.wait()
+    async def _watch_stop(self, abort: anyio.Event | None, scope: anyio.CancelScope) -> None:
+        # Polling, not an Event: both flags belong to the caller's thread and loop.
+        while not self._stop_requested and not (abort is not None and abort.is_set()):  # noqa: ASYNC110
+            await anyio.sleep(_POLL)
         scope.cancel()
 
     async def _run_cli(self) -> None:
@@ -332,10 +394,10 @@ class ClaudeCodeTurn:
             await client.query(prompt)
             async for message in client.receive_response():
                 self._on_message(message)
-                if self.status != "running":
+                if self._finished_on_runtime:
                     break
         except Exception as error:
-            if self.status == "running" and not self._suspending:
+            if not self._finished_on_runtime and not self._stop_requested:
                 tail = "\n".join(stderr[-5:])
                 raise HarnessSessionStateError(
                     f"The Claude Code CLI failed: {error}" + (f"\n{tail}" if tail else "")
@@ -346,12 +408,6 @@ class ClaudeCodeTurn:
                 await client.disconnect()
 
     # -- parts -------------------------------------------------------------------------
-
-    def emit(self, part: dict[str, Any]) -> None:
-        """Send one part to the current control's ``emit``."""
-        if self._emit is None:
-            raise HarnessSessionStateError("The turn has no attached prompt control.")
-        self._emit(part)
 
     def _reset_stream(self) -> None:
         self._blocks: dict[int, tuple[str, str | _Call]] = {}
@@ -543,7 +599,6 @@ class ClaudeCodeTurn:
         if call.surface == "builtin" and call.native != call.key:
             part["nativeName"] = call.native
         self.emit(part)
-        self._signal.notify()
 
     def _on_tool_results(self, content: list[Any]) -> None:
         from claude_agent_sdk import ToolResultBlock
@@ -604,7 +659,7 @@ class ClaudeCodeTurn:
             detail = message.result or ", ".join(message.errors or []) or message.subtype
             status = f" (HTTP {message.api_error_status})" if message.api_error_status else ""
             self.emit({"type": "error", "error": f"Claude Code: {detail}{status}"})
-            self._settle("errored")
+            self._end("errored")
             return
         inp, out, cached = self._total
         self.emit(
@@ -614,14 +669,14 @@ class ClaudeCodeTurn:
                 "totalUsage": _usage(inp, out, cached),
             }
         )
-        self._settle("finished")
+        self._end("finished")
 
     # -- runtime callbacks (hooks, permissions, host tools) -------------------------------
 
     async def _announced(self, tool_use_id: str | None) -> _Call | None:
         if tool_use_id is None:
             return None
-        await self._signal.wait_until(
+        await _wait_until(
             lambda: tool_use_id in self._calls and self._calls[tool_use_id].announced,
             _ANNOUNCE_TIMEOUT,
         )
@@ -643,7 +698,6 @@ class ClaudeCodeTurn:
             return {}
         if call.surface == "host":
             self._host_waiting.setdefault(call.key, deque()).append(call.tool_use_id)
-            self._signal.notify()
         call.gated = self._gated(call)
         return {
             "hookSpecificOutput": {
@@ -688,7 +742,7 @@ class ClaudeCodeTurn:
                     "toolCallId": call.tool_use_id,
                 }
             )
-            await self._signal.wait_until(lambda: approval_id in self.approvals, None)
+            await _wait_until(lambda: approval_id in self.approvals, None)
         decision = self.approvals[approval_id]
         reason = decision.get("reason")
         return self.session.permission_result(
@@ -709,14 +763,14 @@ class ClaudeCodeTurn:
 
         async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
             queue = self._host_waiting.setdefault(name, deque())
-            await self._signal.wait_until(lambda: bool(queue), _ANNOUNCE_TIMEOUT)
+            await _wait_until(lambda: bool(queue), _ANNOUNCE_TIMEOUT)
             if not queue:
                 return {
                     "content": [{"type": "text", "text": f"No call of '{name}' is pending."}],
                     "is_error": True,
                 }
             call_id = queue.popleft()
-            await self._signal.wait_until(lambda: call_id in self.results, None)
+            await _wait_until(lambda: call_id in self.results, None)
             output, is_error = self.results[call_id]
             text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
             return {"content": [{"type": "text", "text": text}], "is_error": is_error}
