@@ -22,6 +22,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "replay": "harness_testkit.conformance._cli:replay",
     "selftest": "harness_testkit.conformance._selftest:selftest",
     "simulate": "harness_testkit.reference._simulate_cli:simulate",
+    "model-endpoint": "harness_testkit.model_endpoint._cli:model_endpoint",
 }
 
 

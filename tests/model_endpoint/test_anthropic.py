@@ -231,3 +231,31 @@ def test_invalid_body_is_an_endpoint_error() -> None:
             sdk.post("/v1/messages", body={"model": "m"}, cast_to=object)
         assert [e.kind for e in endpoint.errors] == ["invalid-request"]
         assert endpoint.requests == []
+
+
+def test_stream_error_event_raises_after_the_content() -> None:
+    script = EndpointScript.model_validate(
+        {
+            "replies": [
+                {
+                    "content": ["partial answer"],
+                    "streamError": {"message": "upstream died", "errorType": "overloaded_error"},
+                },
+                {"content": ["x"], "streamError": {"message": "as JSON", "status": 529}},
+            ]
+        }
+    )
+    with ModelEndpoint(script) as endpoint, client(endpoint) as sdk:
+        texts: list[str] = []
+        with (
+            pytest.raises(anthropic.APIStatusError, match="upstream died") as raised,
+            sdk.messages.stream(model="m", max_tokens=8, messages=HELLO) as stream,
+        ):
+            texts.extend(stream.text_stream)
+        assert texts == ["partial answer"]
+        assert raised.value.body == {
+            "type": "error",
+            "error": {"type": "overloaded_error", "message": "upstream died"},
+        }
+        with pytest.raises(anthropic.OverloadedError, match="as JSON"):
+            sdk.messages.create(model="m", max_tokens=8, messages=HELLO)
