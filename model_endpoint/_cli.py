@@ -84,7 +84,7 @@ def model_endpoint(script_path: Path, port: int, kit: bool, tool_names: tuple[st
         signal.signal(signal.SIGTERM, previous)
     errors = endpoint.errors
     click.echo(f"served {len(endpoint.requests)} model request(s)", err=True)
-    for error in errors:
-        click.echo(f"endpoint error ({error.kind}): {error.message}", err=True)
+    for failure in errors:
+        click.echo(f"endpoint error ({failure.kind}): {failure.message}", err=True)
     if errors:
         raise SystemExit(1)

@@ -16,7 +16,15 @@ from types import TracebackType
 from typing import Self
 
 import anyio
-import uvicorn
+
+try:
+    import starlette  # noqa: F401  (imported here only to name the missing extra)
+    import uvicorn
+except ImportError as missing:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "harness_testkit.model_endpoint needs the `model-endpoint` extra: "
+        "pip install 'harness-testkit[model-endpoint]'"
+    ) from missing
 
 from ._app import StreamCutError, build_app
 from ._engine import Engine

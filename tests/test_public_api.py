@@ -14,6 +14,7 @@ PACKAGES = [
     "harness_testkit.reference",
     "harness_testkit.fake_harness",
     "harness_testkit.conformance",
+    "harness_testkit.model_endpoint",
 ]
 
 
