@@ -78,7 +78,9 @@ class RecordedRequest(EndpointModel):
         messages: The conversation, normalised.
         tools: Names of the tools offered, in order.
         tool_results: Every tool result in the conversation, in order.
-        last_user_text: Text of the last user message that has text (``None``: none).
+        last_user_text: Text of the last user message with text of the user's own
+            (runtime-injected ``<system-reminder>`` blocks removed, whitespace trimmed;
+            ``None``: none).
         settings: The remaining top-level request fields (``max_tokens``, ``thinking``,
             ``tool_choice``, ``temperature``, ...).
         headers: Request headers (lower-case names), credentials removed.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ __all__ = [
 _SECRET_HEADERS = frozenset(
     {"authorization", "x-api-key", "api-key", "cookie", "proxy-authorization"}
 )
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _TEXT_PART_TYPES = frozenset(
     {"text", "input_text", "output_text", "summary_text", "reasoning_text"}
 )
@@ -111,11 +113,18 @@ def require_list(body: Mapping[str, Any], key: str, what: str) -> list[Any]:
 
 
 def last_user_text(messages: Iterable[RecordedMessage]) -> str | None:
-    """The text of the last user message that has text."""
+    """The text of the last user message that has text of the user's own.
+
+    Context a runtime injects into user messages (Claude Code's ``<system-reminder>``
+    blocks) is not the user's text: it is left out, and a message with nothing else
+    does not count.
+    """
     found: str | None = None
     for message in messages:
-        if message.role == "user" and message.text:
-            found = message.text
+        if message.role == "user":
+            text = _REMINDER.sub("", message.text).strip()
+            if text:
+                found = text
     return found
 
 

@@ -259,3 +259,23 @@ def test_stream_error_event_raises_after_the_content() -> None:
         }
         with pytest.raises(anthropic.OverloadedError, match="as JSON"):
             sdk.messages.create(model="m", max_tokens=8, messages=HELLO)
+
+
+def test_injected_reminders_are_not_the_users_text() -> None:
+    script = EndpointScript.model_validate(
+        {"replies": [{"match": {"lastUserText": "^first"}, "content": ["You said {{prompt}}"]}]}
+    )
+    reminder = "<system-reminder>\nContext the runtime adds.\n</system-reminder>\n"
+    messages: list[anthropic.types.MessageParam] = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": reminder}, {"type": "text", "text": "first one"}],
+        }
+    ]
+    with ModelEndpoint(script) as endpoint, client(endpoint) as sdk:
+        reply = sdk.messages.create(model="m", max_tokens=8, messages=messages)
+    assert reply.content[0].type == "text"
+    assert reply.content[0].text == "You said first one"
+    (request,) = endpoint.requests
+    assert request.last_user_text == "first one"
+    assert request.messages[0].text == reminder + "first one"  # the message itself is whole
