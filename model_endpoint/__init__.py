@@ -11,12 +11,12 @@ from ._convert import ScriptConversionError as ScriptConversionError
 from ._convert import from_kit_script as from_kit_script
 from ._records import EndpointError as EndpointError
 from ._records import EndpointErrorKind as EndpointErrorKind
-from ._records import Protocol as Protocol
 from ._records import RecordedMessage as RecordedMessage
 from ._records import RecordedRequest as RecordedRequest
 from ._records import RecordedToolCall as RecordedToolCall
 from ._records import RecordedToolResult as RecordedToolResult
 from ._records import UnforeseenRequestError as UnforeseenRequestError
+from ._records import WireProtocol as WireProtocol
 from ._script import Block as Block
 from ._script import EndpointScript as EndpointScript
 from ._script import ErrorReply as ErrorReply
@@ -42,7 +42,6 @@ __all__ = [
     "MessageReply",
     "ModelEndpoint",
     "PauseBlock",
-    "Protocol",
     "RecordedMessage",
     "RecordedRequest",
     "RecordedToolCall",
@@ -58,5 +57,6 @@ __all__ = [
     "ToolCallBlock",
     "ToolResultMatch",
     "UnforeseenRequestError",
+    "WireProtocol",
     "from_kit_script",
 ]

@@ -18,16 +18,16 @@ from ._script import EndpointModel
 __all__ = [
     "EndpointError",
     "EndpointErrorKind",
-    "Protocol",
     "RecordedMessage",
     "RecordedRequest",
     "RecordedToolCall",
     "RecordedToolResult",
     "UnforeseenRequestError",
+    "WireProtocol",
 ]
 
 #: The wire protocols the endpoint speaks.
-Protocol: TypeAlias = Literal["anthropic-messages", "openai-responses", "openai-chat"]
+WireProtocol: TypeAlias = Literal["anthropic-messages", "openai-responses", "openai-chat"]
 
 #: Why a request got an endpoint error instead of a scripted reply.
 EndpointErrorKind: TypeAlias = Literal["unforeseen-request", "invalid-request", "unknown-route"]
@@ -92,7 +92,7 @@ class RecordedRequest(EndpointModel):
     index: int
     path: str
     query: dict[str, str] = Field(default_factory=dict)
-    protocol: Protocol
+    protocol: WireProtocol
     model: str | None = None
     stream: bool = False
     system: str | None = None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness_testkit.spec import JSONValue
 
-from ._records import Protocol, RecordedMessage, RecordedRequest
+from ._records import RecordedMessage, RecordedRequest, WireProtocol
 
 if TYPE_CHECKING:
     from ._engine import ResolvedReply
@@ -155,7 +155,7 @@ class Codec(ABC):
     """One wire protocol: reads requests, writes replies, events and error bodies."""
 
     #: The protocol's name in records.
-    protocol: Protocol
+    protocol: WireProtocol
 
     @abstractmethod
     def parse(self, body: Any) -> ParsedRequest:

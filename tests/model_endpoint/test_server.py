@@ -182,3 +182,50 @@ def test_cli_rejects_a_bad_script(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "status" in done.stderr
+
+
+def test_stopping_cancels_a_reply_still_waiting() -> None:
+    script = EndpointScript.model_validate({"replies": [{"content": ["late"], "delay": 600}]})
+    outcome: queue.Queue[BaseException | str] = queue.Queue()
+
+    def request(endpoint: ModelEndpoint) -> None:
+        try:
+            outcome.put(ask(endpoint))
+        except BaseException as error:  # handed to the test thread
+            outcome.put(error)
+
+    with ModelEndpoint(script, stop_timeout=2) as endpoint:
+        client = threading.Thread(target=request, args=(endpoint,), daemon=True)
+        client.start()
+        waited = threading.Event()
+        for _ in range(3000):  # the request is recorded before the scripted delay
+            if endpoint.requests:
+                break
+            waited.wait(0.01)
+        assert endpoint.requests
+    # uvicorn answers 500 for a reply cancelled before it started (a cut once it had).
+    assert isinstance(
+        outcome.get(timeout=30), anthropic.InternalServerError | anthropic.APIConnectionError
+    )
+    client.join(30)
+    assert not client.is_alive()
+    assert endpoint_threads() == []
+
+
+def test_streamed_pauses_and_event_delays_keep_the_content() -> None:
+    script = EndpointScript.model_validate(
+        {
+            "replies": [
+                {
+                    "content": ["a", {"pause": 0.05}, "b", {"pause": 0.05}],
+                    "eventDelay": 0.001,
+                }
+            ]
+        }
+    )
+    with (
+        ModelEndpoint(script) as endpoint,
+        anthropic.Anthropic(base_url=endpoint.base_url, api_key="k", max_retries=0) as sdk,
+        sdk.messages.stream(model="m", max_tokens=8, messages=HELLO) as stream,
+    ):
+        assert list(stream.text_stream) == ["a", "b"]
