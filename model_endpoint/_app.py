@@ -107,7 +107,7 @@ def build_app(engine: Engine) -> Starlette:
     """The application serving ``engine``'s script."""
     by_path = codecs()
 
-    async def read_json(request: Request, codec: Codec) -> Any:
+    async def read_json(request: Request) -> Any:
         raw = await request.body()
         try:
             return json.loads(raw)
@@ -120,7 +120,7 @@ def build_app(engine: Engine) -> Starlette:
     async def model_request(request: Request) -> Response:
         codec = by_path[request.url.path]
         try:
-            body = await read_json(request, codec)
+            body = await read_json(request)
             parsed = codec.parse(body)
         except InvalidRequestError as error:
             message = f"harness-testkit scripted model endpoint: invalid request: {error}"
@@ -177,7 +177,7 @@ def build_app(engine: Engine) -> Starlette:
     async def count_tokens(request: Request) -> Response:
         codec = AnthropicMessages()
         try:
-            return JSONResponse(codec.count_tokens(await read_json(request, codec)))
+            return JSONResponse(codec.count_tokens(await read_json(request)))
         except InvalidRequestError as error:
             message = f"harness-testkit scripted model endpoint: invalid request: {error}"
             engine.record_error("invalid-request", message, request.url.path)

@@ -114,7 +114,14 @@ class _Converter:
         filled = {key: self.fill(value) for key, value in input_.items()}
         return ToolCallBlock(name=name, input=filled, id=call_id)
 
-    def step(self, step: ScriptStep, where: str, turn_match: ReplyMatch | None) -> Reply:
+    def step(
+        self,
+        step: ScriptStep,
+        where: str,
+        turn_match: ReplyMatch | None,
+        model: str | None,
+        chunk_size: int | None,
+    ) -> Reply:
         content: list[Block] = []
         error: ErrorAction | None = None
         for position, action in enumerate(step.actions):
@@ -153,10 +160,26 @@ class _Converter:
         if error is not None:
             message = error.error if isinstance(error.error, str) else json.dumps(error.error)
             if not content:
-                return ErrorReply(match=match, status=self.error_status, message=message)
+                return ErrorReply(
+                    match=match, status=self.error_status, message=message, until_new_prompt=True
+                )
             failure = StreamError(message=message, status=self.error_status)
-            return MessageReply(match=match, content=content, stream_error=failure)
-        return MessageReply(match=match, content=content, stop_reason=stop, usage=usage)
+            return MessageReply(
+                match=match,
+                content=content,
+                stream_error=failure,
+                until_new_prompt=True,
+                model=model,
+                chunk_size=chunk_size,
+            )
+        return MessageReply(
+            match=match,
+            content=content,
+            stop_reason=stop,
+            usage=usage,
+            model=model,
+            chunk_size=chunk_size,
+        )
 
 
 def _condition(when: StepCondition | None) -> ReplyMatch | None:
@@ -197,12 +220,14 @@ def from_kit_script(
     ``reasoning`` a thinking block, ``builtin``/``hostTool``/``mcp`` a tool call (the
     runtime executes it; a built-in's scripted ``result`` is not used), ``delay`` a pause
     (``seconds * time_scale``), an ``error`` action that ends the turn an HTTP error
-    (``error_status``; after content: a stream error). A step's ``when`` becomes a
+    (``error_status``; after content: a stream error) that also answers the runtime's
+    retries (``untilNewPrompt``). A step's ``when`` becomes a
     match that skips the reply when it does not hold (``userMessageMatches`` is matched
     against the request's last user text); a turn's ``promptMatches`` becomes a match on
     the last user text on each of its replies, so a turn whose prompt does not match is
-    skipped. ``finishReason`` and ``usage`` carry over; ``whenExhausted`` becomes
-    ``repeatFrom`` (``repeat-last``: the last turn's first reply, ``cycle``: 0, ``error``:
+    skipped. ``finishReason``, ``usage`` and a turn's ``modelId`` carry over, ``chunking``
+    approximately (``chars``: its size; ``words``: six characters a word);
+    ``whenExhausted`` becomes ``repeatFrom`` (``repeat-last``: the last turn's first reply, ``cycle``: 0, ``error``:
     none). Text and string inputs keep ``{{prompt}}`` and ``{{result:<id>}}`` (the endpoint
     fills them from the request); ``{{user_message}}`` becomes ``{{prompt}}`` and
     ``{{workdir}}`` is replaced when ``workdir`` is given.
@@ -219,8 +244,8 @@ def from_kit_script(
         unsupported: ``error`` (default): raise :class:`ScriptConversionError` on what an
             endpoint cannot serve (``fileChange``, ``raw``, ``waitUserMessage``, an error
             that does not end the turn, faults, ``jsonOutput``); ``skip``: leave it out.
-        error_status: HTTP status of scripted ``error`` actions (400 by default: SDKs
-            do not retry it).
+        error_status: HTTP status of scripted ``error`` actions (400 by default: the
+            provider SDKs do not retry it; runtimes may, and get the error again).
 
     Returns:
         The endpoint script.
@@ -239,6 +264,12 @@ def from_kit_script(
     )
     if script.faults:
         converter.refuse("the script", "a fault")
+    # Deltas: `chars` chunking keeps its size, `words` about six characters a word.
+    chunk_size = {
+        "chars": script.chunking.size,
+        "words": script.chunking.max_words * 6,
+        "whole": None,
+    }[script.chunking.mode]
     replies: list[Reply] = []
     last_turn_start = 0
     for turn_index, turn in enumerate(script.turns):
@@ -256,7 +287,11 @@ def from_kit_script(
         )
         last_turn_start = len(replies)
         for step_index, step in enumerate(turn.steps):
-            replies.append(converter.step(step, f"{where} step {step_index}", turn_match))
+            replies.append(
+                converter.step(
+                    step, f"{where} step {step_index}", turn_match, turn.model_id, chunk_size
+                )
+            )
     repeat_from = {
         "repeat-last": last_turn_start,
         "cycle": 0,

@@ -104,9 +104,25 @@ class Selection:
 
 
 @dataclass
+class _Hold:
+    position: int
+    left: int
+    prompt: str | None
+    until_new_prompt: bool
+
+    def answers(self, request: RecordedRequest) -> bool:
+        if self.until_new_prompt and request.last_user_text == self.prompt:
+            return True
+        return self.left > 0
+
+
+@dataclass
 class _State:
     script: EndpointScript
     next_reply: int = 0
+    #: A reply still answering: position, requests left (``times``) and, with
+    #: ``until_new_prompt``, the last user text it answers.
+    held: _Hold | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
     errors: list[EndpointError] = field(default_factory=list)
 
@@ -131,6 +147,7 @@ class Engine:
         with self._lock:
             self._state.script = script
             self._state.next_reply = 0
+            self._state.held = None
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -187,6 +204,13 @@ class Engine:
     def _pick(self, script: EndpointScript, request: RecordedRequest) -> tuple[int, Reply] | str:
         replies = script.replies
         label = f"request #{request.index} ({request.protocol} {request.path})"
+        held = self._state.held
+        self._state.held = None
+        if held is not None and held.answers(request):
+            self._state.held = _Hold(
+                held.position, held.left - 1, held.prompt, held.until_new_prompt
+            )
+            return held.position, replies[held.position]
         position = self._state.next_reply
         skipped: list[str] = []
         for _ in range(len(replies) + 1):
@@ -203,6 +227,10 @@ class Engine:
             failed = [(m, why) for m in reply.match if (why := _mismatch(m, request))]
             if not failed:
                 self._state.next_reply = position + 1
+                if reply.times > 1 or reply.until_new_prompt:
+                    self._state.held = _Hold(
+                        position, reply.times - 1, request.last_user_text, reply.until_new_prompt
+                    )
                 return position, reply
             mismatch = "; ".join(why for _, why in failed)
             if any(m.on_mismatch == "error" for m, _ in failed):

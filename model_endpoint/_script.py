@@ -213,9 +213,23 @@ class ReplyUsage(EndpointModel):
 
 
 class _ReplyBase(EndpointModel):
-    #: Matches that must all hold for the reply to answer (one mapping is accepted too).
+    """What every reply has.
+
+    Attributes:
+        match: Matches that must all hold for the reply to answer (one mapping is
+            accepted too).
+        delay: Seconds to wait before the response starts.
+        times: How many consecutive requests the reply answers (retries included).
+        until_new_prompt: Keep answering every following request whose last user text
+            is the one the reply first answered, until a request brings a new prompt.
+            Runtimes retry failed requests (Claude Code retries 429, 5xx, 529 and even
+            400 several times), so an error meant to end a turn answers its retries too.
+    """
+
     match: list[ReplyMatch] = Field(default_factory=list)
     delay: float = Field(default=0.0, ge=0, le=600)
+    times: int = Field(default=1, ge=1, le=1000)
+    until_new_prompt: bool = False
 
     @field_validator("match", mode="before")
     @classmethod

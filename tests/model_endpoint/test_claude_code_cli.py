@@ -120,3 +120,28 @@ def test_an_unforeseen_request_ends_the_run_with_the_endpoint_message(tmp_path: 
     assert {e.kind for e in errors} == {"unforeseen-request"}
     assert errors[0].request_index == 1
     assert "was not foreseen" in json.dumps(lines)
+
+
+def test_scripted_errors_end_claude_codes_turn_despite_its_retries(tmp_path: Path) -> None:
+    from harness_testkit.fake_harness import Script
+
+    kit = Script.model_validate(
+        {
+            "turns": [
+                {"steps": [{"actions": [{"error": "boom"}]}]},
+                {"steps": [{"actions": [{"text": "partial"}, {"error": "mid-stream boom"}]}]},
+                {"steps": [{"actions": [{"text": "third fine"}]}]},
+            ],
+            "whenExhausted": "error",
+        }
+    )
+    with ModelEndpoint(from_kit_script(kit), raise_on_error=True) as endpoint:
+        results = [run_claude(endpoint, tmp_path, prompt)[-1] for prompt in ("one", "two", "3")]
+    assert [(r["is_error"], r["result"]) for r in results] == [
+        (True, "API Error: 400 boom"),
+        (True, "API Error: mid-stream boom"),
+        (False, "third fine"),
+    ]
+    served = [(r.last_user_text, r.reply_index) for r in endpoint.requests]
+    assert {reply for prompt, reply in served if prompt == "one"} == {0}  # retries included
+    assert served[-2:] == [("two", 1), ("3", 2)]

@@ -229,3 +229,25 @@ def test_streamed_pauses_and_event_delays_keep_the_content() -> None:
         sdk.messages.stream(model="m", max_tokens=8, messages=HELLO) as stream,
     ):
         assert list(stream.text_stream) == ["a", "b"]
+
+
+def test_an_error_reply_can_answer_the_runtimes_retries() -> None:
+    script = EndpointScript.model_validate({"replies": [{"status": 500, "times": 3}, "recovered"]})
+    with ModelEndpoint(script) as endpoint:
+        for _ in range(3):
+            with pytest.raises(anthropic.InternalServerError):
+                ask(endpoint)
+        assert ask(endpoint) == "recovered"
+        assert [r.reply_index for r in endpoint.requests] == [0, 0, 0, 1]
+
+
+def test_until_new_prompt_answers_retries_of_the_same_prompt() -> None:
+    script = EndpointScript.model_validate(
+        {"replies": [{"status": 400, "message": "no", "untilNewPrompt": True}, "next turn"]}
+    )
+    with ModelEndpoint(script) as endpoint:
+        for _ in range(4):
+            with pytest.raises(anthropic.BadRequestError, match="no"):
+                ask(endpoint, "same prompt")
+        assert ask(endpoint, "a new prompt") == "next turn"
+        assert [r.reply_index for r in endpoint.requests] == [0, 0, 0, 0, 1]
