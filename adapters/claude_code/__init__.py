@@ -40,6 +40,6 @@ make_adapter.capabilities = AdapterCapabilities(  # type: ignore[attr-defined]
     builtin_tool_filtering=True,
     resume=True,
     continuation="lossy",
-    scripting=False,
+    scripting=True,
     turn_timeout=60.0,
 )

@@ -9,7 +9,6 @@ from typing import Any, Literal
 import anyio
 
 from harness_testkit.fake_harness import ObservationLog, Script, SessionStarted
-from harness_testkit.reference import LocalSandboxSession
 from harness_testkit.spec import (
     BuiltinTool,
     HarnessCapabilityUnsupportedError,
@@ -19,6 +18,7 @@ from harness_testkit.spec import (
 )
 
 from ._builtins import BUILTIN_TOOLS, HOST_SERVER
+from ._endpoint import ScriptedEndpoint
 from ._session import ClaudeCodeSession, cli_session_id
 from ._state import SessionData, validate_session_data
 
@@ -74,6 +74,8 @@ class ClaudeCodeHarness:
     specification_version: Literal["harness-v1"] = "harness-v1"
     #: ``lifecycle_state_schema``: validates and canonicalizes the ``data`` of states.
     lifecycle_state_schema = staticmethod(validate_session_data)
+    #: The session class ``do_start`` creates (a subclass can change session behaviour).
+    session_class: type[ClaudeCodeSession] = ClaudeCodeSession
 
     def __init__(
         self,
@@ -160,12 +162,18 @@ class ClaudeCodeHarness:
 
         return scripted_tool_kind(self._script, native)
 
-    async def _open_endpoint(self) -> tuple[str, Callable[[], Any] | None]:
+    async def _open_endpoint(
+        self, data: SessionData, mode: Literal["fresh", "resume", "continue"]
+    ) -> tuple[str, ScriptedEndpoint | None]:
         if self._base_url is not None:
             return self._base_url, None
-        from ._endpoint import open_scripted_endpoint
-
-        return await open_scripted_endpoint(self._script)
+        offset = data.next_reply
+        if mode == "continue" and data.turn is not None:
+            offset = data.turn.reply_start if not data.turn.finished else data.next_reply
+        endpoint = await ScriptedEndpoint.open(
+            self._script, work_dir=data.session_work_dir, offset=offset
+        )
+        return endpoint.base_url, endpoint
 
     # -- do_start --------------------------------------------------------------------------
 
@@ -183,13 +191,14 @@ class ClaudeCodeHarness:
             raise HarnessCapabilityUnsupportedError(
                 f"Harness '{HARNESS_ID}' cannot run: {missing}.", harness_id=HARNESS_ID
             )
-        if not isinstance(options.sandbox_session, LocalSandboxSession):
+        if not await anyio.Path(options.session_work_dir).is_dir():
             raise HarnessCapabilityUnsupportedError(
-                f"Harness '{HARNESS_ID}' runs the Claude Code CLI on the host with its working "
-                "directory in the sandbox, so it needs the embedded local sandbox; got "
-                f"{type(options.sandbox_session).__name__} (the Docker sandbox image has no "
-                "Claude Code runtime, and the scripted model endpoint listens on the host's "
-                "127.0.0.1, which a container without a bridge network cannot reach).",
+                f"Harness '{HARNESS_ID}' runs the Claude Code CLI on this host with its working "
+                "directory in the sandbox, so it needs a sandbox whose files are on this host "
+                f"(the embedded local sandbox); the session work dir {options.session_work_dir} "
+                "is not a directory here (the Docker sandbox image has no Claude Code runtime, "
+                "and the scripted model endpoint listens on this host's 127.0.0.1, which a "
+                "container without a bridge network cannot reach).",
                 harness_id=HARNESS_ID,
             )
         mode: Literal["fresh", "resume", "continue"] = "fresh"
@@ -214,14 +223,14 @@ class ClaudeCodeHarness:
             if options.resume_from is not None:
                 data = data.model_copy(update={"turn": None})
             mode = "continue" if options.continue_from is not None else "resume"
-        base_url, close = await self._open_endpoint()
-        session = ClaudeCodeSession(
+        base_url, endpoint = await self._open_endpoint(data, mode)
+        session = self.session_class(
             harness=self,
             options=options,
             data=data,
             mode=mode,
             base_url=base_url,
-            close_endpoint=close,
+            endpoint=endpoint,
         )
         self._observations.record(
             SessionStarted(

@@ -24,6 +24,7 @@ from harness_testkit.spec import (
 )
 
 from ._builtins import BUILTIN_TOOLS, HOST_SERVER, native_of_key
+from ._endpoint import ScriptedEndpoint
 from ._runner import RuntimeThread
 from ._state import SessionData, TurnData
 from ._turn import ClaudeCodePromptControl, ClaudeCodeTurn
@@ -75,14 +76,14 @@ class ClaudeCodeSession:
         data: SessionData,
         mode: Literal["fresh", "resume", "continue"],
         base_url: str,
-        close_endpoint: Callable[[], Any] | None,
+        endpoint: ScriptedEndpoint | None,
     ) -> None:
         self._harness = harness
         self._options = options
         self._data = data
         self._mode = mode
         self._base_url = base_url
-        self._close_endpoint = close_endpoint
+        self._endpoint = endpoint
         self._ended: str | None = None
         self._turn: ClaudeCodeTurn | None = None
         self._turn_tools: list[ToolSpec] = []
@@ -100,6 +101,15 @@ class ClaudeCodeSession:
                 if isinstance(data.turn.prompt, str | dict)
                 else "",
                 approvals=data.turn.approvals,
+                results={
+                    key: (value.get("output"), bool(value.get("isError")))
+                    for key, value in data.turn.results.items()
+                },
+                executed={
+                    key: (value.get("result"), bool(value.get("isError")))
+                    for key, value in data.turn.executed.items()
+                },
+                reply_start=data.turn.reply_start,
                 finished=data.turn.finished,
             )
             if not data.turn.finished:
@@ -131,6 +141,11 @@ class ClaudeCodeSession:
     def mcp_tool_kind(self, native: str) -> ToolUseKind | None:
         """How the permission mode treats an MCP tool (unknown: ``None``, counted as edit)."""
         return self._harness.mcp_tool_kind(native)
+
+    async def rewind(self, reply: int) -> None:
+        """Serve the scripted model from reply ``reply`` again (a turn rerun)."""
+        if self._endpoint is not None:
+            await self._endpoint.rewind(reply)
 
     async def runner(self) -> RuntimeThread:
         """The session's runtime thread (started on first use)."""
@@ -288,7 +303,13 @@ class ClaudeCodeSession:
         index = self._data.turn_count + 1
         self._data = self._data.model_copy(update={"turn_count": index})
         prompt: Any = options.prompt
-        turn = ClaudeCodeTurn(self, index=index, prompt=prompt, prompt_text=prompt_text(prompt))
+        turn = ClaudeCodeTurn(
+            self,
+            index=index,
+            prompt=prompt,
+            prompt_text=prompt_text(prompt),
+            reply_start=self._next_reply(),
+        )
         self._turn = turn
         self._observe_turn(turn, "prompt", options)
         control = ClaudeCodePromptControl(turn)
@@ -318,8 +339,13 @@ class ClaudeCodeSession:
         turn.attach(control, options.emit, options.abort)
         return control
 
+    def _next_reply(self) -> int:
+        if self._endpoint is None:
+            return self._data.next_reply
+        return self._endpoint.next_reply()
+
     def _state_data(self, turn: ClaudeCodeTurn | None) -> dict[str, Any]:
-        data = self._data
+        data = self._data.model_copy(update={"next_reply": self._next_reply()})
         if turn is not None:
             data = data.model_copy(
                 update={
@@ -328,6 +354,15 @@ class ClaudeCodeSession:
                         prompt=turn.prompt,
                         finished=turn.status == "finished",
                         approvals=turn.approvals,
+                        results={
+                            key: {"output": output, "isError": is_error}
+                            for key, (output, is_error) in turn.results.items()
+                        },
+                        executed={
+                            key: {"result": result, "isError": is_error}
+                            for key, (result, is_error) in turn.executed.items()
+                        },
+                        reply_start=turn.reply_start,
                     )
                 }
             )
@@ -421,8 +456,6 @@ class ClaudeCodeSession:
         runtime, self._runtime = self._runtime, None
         if runtime is not None:
             await runtime.close()
-        close, self._close_endpoint = self._close_endpoint, None
-        if close is not None:
-            result = close()
-            if hasattr(result, "__await__"):
-                await result
+        endpoint, self._endpoint = self._endpoint, None
+        if endpoint is not None:
+            await endpoint.close()

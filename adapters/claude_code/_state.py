@@ -40,22 +40,33 @@ class TurnData(_Model):
         prompt: The prompt that started it.
         finished: The turn had ended with ``finish`` when it was captured.
         approvals: Approval decisions received so far, by approval id.
+        results: Host tool results received so far, by call id (``output``, ``isError``).
+        executed: Outcomes of the runtime-executed calls that ran, by call id
+            (``result``, ``isError``): a rerun does not run them again.
+        reply_start: Index of the turn's first reply in the scripted model's script.
     """
 
     index: int = Field(ge=1)
     prompt: JSONValue = None
     finished: bool = False
     approvals: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
+    results: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
+    executed: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
+    reply_start: int = Field(default=0, ge=0)
 
 
 class SessionData(_Model):
-    """Where the runtime's conversation lives and which turn is open."""
+    """Where the runtime's conversation lives and which turn is open.
+
+    ``next_reply`` is the index of the scripted model's next reply (scripted sessions).
+    """
 
     format: Literal["claude-code/1"] = DATA_FORMAT
     cli_session_id: str = Field(min_length=1)
     home: str = Field(min_length=1)
     session_work_dir: str = Field(min_length=1)
     turn_count: int = Field(default=0, ge=0)
+    next_reply: int = Field(default=0, ge=0)
     turn: TurnData | None = None
 
     def to_wire(self) -> dict[str, Any]:

@@ -131,6 +131,7 @@ class _Call:
     ran: bool | None = None
     refused: Literal["filtered", "denied", "unavailable"] | None = None
     resolved: bool = False
+    replayed: bool = False
 
 
 class ClaudeCodeTurn:
@@ -144,6 +145,9 @@ class ClaudeCodeTurn:
         prompt: JSONValue,
         prompt_text: str,
         approvals: Mapping[str, dict[str, JSONValue]] | None = None,
+        results: Mapping[str, tuple[JSONValue, bool]] | None = None,
+        executed: Mapping[str, tuple[JSONValue, bool]] | None = None,
+        reply_start: int = 0,
         finished: bool = False,
     ) -> None:
         self.session = session
@@ -158,11 +162,16 @@ class ClaudeCodeTurn:
         self.rerun = False
         self.drives = 0
         self.approvals: dict[str, dict[str, JSONValue]] = dict(approvals or {})
-        self.results: dict[str, tuple[JSONValue, bool]] = {}
+        self.results: dict[str, tuple[JSONValue, bool]] = dict(results or {})
+        # Outcomes of runtime-executed calls that ran: a rerun replays them instead.
+        self.executed: dict[str, tuple[JSONValue, bool]] = dict(executed or {})
+        self.reply_start = reply_start
         self._emit: Emit | None = None
         self._abort: anyio.Event | None = None
         # Caller side: parts waiting for a done() to forward them, and its wake-up.
         self._outbox: deque[dict[str, Any] | _End] = deque()
+        self._call_parts: dict[str, dict[str, Any]] = {}
+        self._slice_calls: set[str] = set()
         self._wake = anyio.Event()
         self._token: Any = None
         # Runtime side, written by the caller: stop requests.
@@ -186,6 +195,7 @@ class ClaudeCodeTurn:
         self.control = control
         self._emit = emit
         self._abort = abort
+        self._slice_calls: set[str] = set()
         if self.status == "suspended":
             self.status = "ready"
         self._notify()
@@ -296,8 +306,7 @@ class ClaudeCodeTurn:
                 if isinstance(item, _End):
                     self._settle(item.status, item.error)
                 else:
-                    assert self._emit is not None
-                    self._emit(item)
+                    self._forward(item)
                 continue
             if self.status in TERMINAL:
                 if self.error is not None:
@@ -311,11 +320,28 @@ class ClaudeCodeTurn:
             # The runtime side watches the abort itself; its end arrives through the outbox.
             await self._wake.wait()
 
+    def _forward(self, part: dict[str, Any]) -> None:
+        assert self._emit is not None
+        kind = part.get("type")
+        if kind == "tool-call":
+            self._call_parts[str(part["toolCallId"])] = part
+            self._slice_calls.add(str(part["toolCallId"]))
+        elif kind == "tool-approval-request":
+            call_id = str(part["toolCallId"])
+            if call_id not in self._slice_calls and call_id in self._call_parts:
+                # The CLI asks one approval at a time; a later one arrives in a later slice,
+                # whose approval requests must name a call of that slice (STREAM-013).
+                self._emit(self._call_parts[call_id])
+                self._slice_calls.add(call_id)
+        self._emit(part)
+
     async def _start_drive(self) -> None:
         self.status = "running"
         self.drives += 1
         self._reset_stream()
         self._token = anyio.lowlevel.current_token()
+        if self.rerun:
+            await self.session.rewind(self.reply_start)
         self._driving = True
         self._drive_ended = anyio.Event()
         runner = await self.session.runner()
@@ -390,8 +416,9 @@ class ClaudeCodeTurn:
         stderr = self.session.stderr_lines
         try:
             await client.connect()
-            prompt = "Continue." if self.rerun else self.prompt_text
-            await client.query(prompt)
+            # A rerun sends the turn's prompt again: the scripted model answers the turn
+            # from its first step, and calls that already ran are replayed, not rerun.
+            await client.query(self.prompt_text)
             async for message in client.receive_response():
                 self._on_message(message)
                 if self._finished_on_runtime:
@@ -547,15 +574,21 @@ class ClaudeCodeTurn:
             return
         part_kind, target = entry
         if isinstance(target, _Call):
-            self.emit({"type": "tool-input-end", "id": target.tool_use_id})
-            try:
-                parsed = json.loads(target.input_json) if target.input_json else {}
-            except ValueError:
-                parsed = {}
-            target.input = parsed if isinstance(parsed, dict) else {}
-            self._announce(target)
+            self._close_call(target)
         else:
             self.emit({"type": f"{part_kind}-end", "id": target})
+
+    def _close_call(self, call: _Call) -> None:
+        """End the call's input stream and announce it (once)."""
+        if call.announced:
+            return
+        self.emit({"type": "tool-input-end", "id": call.tool_use_id})
+        try:
+            parsed = json.loads(call.input_json) if call.input_json else {}
+        except ValueError:
+            parsed = {}
+        call.input = parsed if isinstance(parsed, dict) else {}
+        self._announce(call)
 
     def _on_assistant(self, message: Any) -> None:
         # Partial messages already carried the content; complete blocks only matter for
@@ -609,6 +642,13 @@ class ClaudeCodeTurn:
             call = self._calls.get(block.tool_use_id)
             if call is None or call.resolved:
                 continue
+            if not call.announced:
+                # The CLI can refuse a call (an unavailable tool) before its block's stop
+                # event reaches the stream: the call comes first, then its result.
+                for index, (_, target) in list(self._blocks.items()):
+                    if target is call:
+                        del self._blocks[index]
+                self._close_call(call)
             call.resolved = True
             is_error = bool(block.is_error)
             result: JSONValue
@@ -616,9 +656,13 @@ class ClaudeCodeTurn:
                 result, is_error = self.results.get(
                     call.tool_use_id, (_block_text(block.content), is_error)
                 )
+            elif call.replayed:
+                result, is_error = self.executed[call.tool_use_id]
             else:
                 result = _block_text(block.content)
                 executed = call.ran is True
+                if executed:
+                    self.executed[call.tool_use_id] = (result, is_error)
                 reason = (
                     None
                     if executed
@@ -696,6 +740,18 @@ class ClaudeCodeTurn:
         call = await self._announced(tool_use_id)
         if call is None:
             return {}
+        if call.surface != "host" and call.tool_use_id in self.executed:
+            # A rerun of a step whose call already ran: keep its outcome, do not run it.
+            call.replayed = True
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": json.dumps(
+                        self.executed[call.tool_use_id][0], ensure_ascii=False
+                    ),
+                }
+            }
         if call.surface == "host":
             self._host_waiting.setdefault(call.key, deque()).append(call.tool_use_id)
         call.gated = self._gated(call)
