@@ -76,7 +76,9 @@ def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> A
 
     The declaration comes from ``capabilities`` when given, else from a
     ``capabilities`` attribute on the factory (an ``AdapterCapabilities`` or a dict),
-    else the conservative defaults.
+    else the conservative defaults. The target's known deviations come from an
+    ``expectations`` attribute on the factory (an ``Expectations`` or a dict
+    ``{check_id: reason}``), when it has one.
 
     Raises:
         ValueError: naming what is wrong with ``spec``.
@@ -100,7 +102,27 @@ def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> A
             declared = AdapterCapabilities.model_validate(dict(raw))
         else:
             declared = AdapterCapabilities()
-    return AdapterTarget(factory=factory, capabilities=declared, name=spec)
+    return AdapterTarget(
+        factory=factory,
+        capabilities=declared,
+        name=spec,
+        expectations=_declared_expectations(getattr(factory, "expectations", None), spec),
+    )
+
+
+def _declared_expectations(raw: object, spec: str) -> Expectations | None:
+    from ._runner import Expectations
+
+    if raw is None or isinstance(raw, Expectations):
+        return raw
+    if isinstance(raw, Mapping) and all(
+        isinstance(key, str) and isinstance(value, str) for key, value in raw.items()
+    ):
+        return Expectations(xfail=dict(raw))
+    raise ValueError(
+        f"{spec}: the factory's `expectations` must be an Expectations or a mapping "
+        "{check_id: reason} of strings"
+    )
 
 
 class CheckContext:

@@ -132,6 +132,7 @@ class _Call:
     refused: Literal["filtered", "denied", "unavailable"] | None = None
     resolved: bool = False
     replayed: bool = False
+    input_parts: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ClaudeCodeTurn:
@@ -348,8 +349,8 @@ class ClaudeCodeTurn:
         abort = self._abort
         runner.start(self._drive, abort)
 
-    def _deliver(self, item: dict[str, Any] | _End) -> None:
-        self._outbox.append(item)
+    def _deliver(self, *items: dict[str, Any] | _End) -> None:
+        self._outbox.extend(items)
         self._notify()
 
     def _drive_finished(self) -> None:
@@ -368,6 +369,10 @@ class ClaudeCodeTurn:
     def emit(self, part: dict[str, Any]) -> None:
         """Send one part towards the current control (runtime thread)."""
         anyio.from_thread.run_sync(self._deliver, part, token=self._token)
+
+    def emit_many(self, parts: list[dict[str, Any]]) -> None:
+        """Send parts that must reach the same slice, at once (runtime thread)."""
+        anyio.from_thread.run_sync(self._deliver, *parts, token=self._token)
 
     def _end(self, status: TurnStatus, error: BaseException | None = None) -> None:
         self._finished_on_runtime = True
@@ -546,7 +551,7 @@ class ClaudeCodeTurn:
                 start["providerExecuted"] = True
             if call.surface == "mcp":
                 start["dynamic"] = True
-            self.emit(start)
+            call.input_parts.append(start)
 
     def _block_delta(self, index: int, delta: Mapping[str, Any]) -> None:
         entry = self._blocks.get(index)
@@ -566,7 +571,9 @@ class ClaudeCodeTurn:
             chunk = str(delta.get("partial_json", ""))
             if chunk:
                 target.input_json += chunk
-                self.emit({"type": "tool-input-delta", "id": target.tool_use_id, "delta": chunk})
+                target.input_parts.append(
+                    {"type": "tool-input-delta", "id": target.tool_use_id, "delta": chunk}
+                )
 
     def _block_stop(self, index: int) -> None:
         entry = self._blocks.pop(index, None)
@@ -582,7 +589,8 @@ class ClaudeCodeTurn:
         """End the call's input stream and announce it (once)."""
         if call.announced:
             return
-        self.emit({"type": "tool-input-end", "id": call.tool_use_id})
+        if call.input_parts:
+            call.input_parts.append({"type": "tool-input-end", "id": call.tool_use_id})
         try:
             parsed = json.loads(call.input_json) if call.input_json else {}
         except ValueError:
@@ -631,7 +639,9 @@ class ClaudeCodeTurn:
             part["dynamic"] = True
         if call.surface == "builtin" and call.native != call.key:
             part["nativeName"] = call.native
-        self.emit(part)
+        # The input stream and its call travel together: a slice never ends between them.
+        self.emit_many([*call.input_parts, part])
+        call.input_parts.clear()
 
     def _on_tool_results(self, content: list[Any]) -> None:
         from claude_agent_sdk import ToolResultBlock
