@@ -156,7 +156,10 @@ class OpenAIChat(Codec):
             extra = {"usage": None} if include_usage else {}
             return sse(None, head | {"choices": [choice]} | extra)
 
-        segments = [[chunk({"role": "assistant", "content": "", "refusal": None})]]
+        # As the API does: the opening delta has "" content when text follows, else null.
+        has_text = any(isinstance(b, ResolvedText) for b in reply.blocks)
+        opening = {"role": "assistant", "content": "" if has_text else None, "refusal": None}
+        segments = [[chunk(opening)]]
         calls = 0
         for block in reply.blocks:
             if isinstance(block, ResolvedText):

@@ -288,6 +288,14 @@ class MessageReply(_ReplyBase):
             return {**data, "content": [_expand_block(item) for item in data["content"]]}
         return data
 
+    @model_validator(mode="after")
+    def _distinct_call_ids(self) -> MessageReply:
+        ids = [b.id for b in self.content if isinstance(b, ToolCallBlock) and b.id is not None]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"tool call ids must be distinct within a reply; repeated: {repeated}")
+        return self
+
     @property
     def effective_stop_reason(self) -> StopReason:
         """The stop reason given, else ``tool-use`` when a tool is called, else ``end-turn``."""

@@ -88,6 +88,14 @@ def test_tool_calls_default_to_tool_use() -> None:
             "does not match any of the expected tags",
         ),
         ({"replies": [{"stopReason": "done"}]}, "'end-turn'"),
+        (
+            {
+                "replies": [
+                    {"content": [{"toolCall": "A", "id": "x"}, {"toolCall": "B", "id": "x"}]}
+                ]
+            },
+            r"repeated: \['x'\]",
+        ),
         ({"replies": [], "unknown": 1}, "Extra inputs are not permitted"),
     ],
 )
