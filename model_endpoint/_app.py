@@ -117,16 +117,14 @@ def build_app(engine: Engine) -> Starlette:
     def endpoint_error(codec: Codec, status: int, message: str) -> JSONResponse:
         return JSONResponse(codec.error_body(status, message, None), status_code=status)
 
-    async def model_request(request: Request) -> Response:
-        codec = by_path[request.url.path]
-        try:
-            body = await read_json(request)
-            parsed = codec.parse(body)
-        except InvalidRequestError as error:
-            message = f"harness-testkit scripted model endpoint: invalid request: {error}"
-            engine.record_error("invalid-request", message, request.url.path)
-            return endpoint_error(codec, 400, message)
-        recorded = RecordedRequest(
+    def invalid(codec: Codec, request: Request, error: InvalidRequestError) -> JSONResponse:
+        message = f"harness-testkit scripted model endpoint: invalid request: {error}"
+        engine.record_error("invalid-request", message, request.url.path)
+        return endpoint_error(codec, 400, message)
+
+    def record(request: Request, codec: Codec, body: Any) -> RecordedRequest:
+        parsed = codec.parse(body)
+        return RecordedRequest(
             index=engine.next_index(),
             path=request.url.path,
             query=dict(request.query_params),
@@ -142,6 +140,13 @@ def build_app(engine: Engine) -> Starlette:
             headers=clean_headers(request.headers.items()),
             body=as_json(body),
         )
+
+    async def model_request(request: Request) -> Response:
+        codec = by_path[request.url.path]
+        try:
+            recorded = record(request, codec, await read_json(request))
+        except InvalidRequestError as error:
+            return invalid(codec, request, error)
         selection = engine.answer(recorded)
         if selection.delay:
             await asyncio.sleep(selection.delay)
@@ -159,7 +164,7 @@ def build_app(engine: Engine) -> Starlette:
             )
         reply = selection.message
         assert reply is not None
-        if parsed.stream:
+        if recorded.stream:
             return _EventStream(codec.events(reply, selection.request), reply)
         if reply.total_pause:
             await asyncio.sleep(reply.total_pause)
@@ -179,9 +184,7 @@ def build_app(engine: Engine) -> Starlette:
         try:
             return JSONResponse(codec.count_tokens(await read_json(request)))
         except InvalidRequestError as error:
-            message = f"harness-testkit scripted model endpoint: invalid request: {error}"
-            engine.record_error("invalid-request", message, request.url.path)
-            return endpoint_error(codec, 400, message)
+            return invalid(codec, request, error)
 
     async def unknown_route(request: Request) -> Response:
         message = (

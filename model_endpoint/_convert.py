@@ -10,6 +10,7 @@ asking for approvals, waiting for host results) is the runtime's own behaviour.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Callable, Mapping
 from typing import Literal
 
@@ -45,6 +46,9 @@ from ._script import (
 )
 
 __all__ = ["ScriptConversionError", "from_kit_script"]
+
+#: Built-in input keys holding a path (``read``/``write``/``edit``; ``grep``/``glob``).
+_PATH_KEYS = ("file_path", "path")
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end-turn",
@@ -110,8 +114,17 @@ class _Converter:
         assert isinstance(filled, str)
         return filled
 
-    def call(self, name: str, input_: dict[str, JSONValue], call_id: str | None) -> ToolCallBlock:
+    def call(
+        self, name: str, input_: dict[str, JSONValue], call_id: str | None, builtin: bool = False
+    ) -> ToolCallBlock:
         filled = {key: self.fill(value) for key, value in input_.items()}
+        if builtin and self.workdir:
+            # The kit resolves a built-in's relative paths against the work dir; real
+            # runtimes (Claude Code's Read/Write/Edit) want them absolute.
+            for key in _PATH_KEYS:
+                value = filled.get(key)
+                if isinstance(value, str) and value and not posixpath.isabs(value):
+                    filled[key] = posixpath.join(self.workdir, value)
         return ToolCallBlock(name=name, input=filled, id=call_id)
 
     def step(
@@ -132,7 +145,7 @@ class _Converter:
                 content.append(ThinkingBlock(thinking=self.text(action.text)))
             elif isinstance(action, BuiltinCallAction):
                 name = self.tool_names.get(action.tool, action.tool)
-                content.append(self.call(name, action.input, action.id))
+                content.append(self.call(name, action.input, action.id, builtin=True))
             elif isinstance(action, HostToolCallAction):
                 name = self.host_tool_name(action.tool)
                 content.append(self.call(name, action.input, action.id))
@@ -239,7 +252,8 @@ def from_kit_script(
         host_tool_name: Host tool name -> the name the runtime offers it under (default:
             unchanged; an in-process MCP server would use ``mcp__<server>__<name>``).
         mcp_tool_name: (server, tool) -> offered name (default ``mcp__<server>__<tool>``).
-        workdir: The session work dir, for ``{{workdir}}``.
+        workdir: The session work dir: fills ``{{workdir}}`` and makes a built-in's
+            relative ``file_path``/``path`` inputs absolute.
         time_scale: Factor applied to ``delay`` seconds.
         unsupported: ``error`` (default): raise :class:`ScriptConversionError` on what an
             endpoint cannot serve (``fileChange``, ``raw``, ``waitUserMessage``, an error

@@ -49,7 +49,8 @@ def test_steps_become_replies_with_native_names() -> None:
     assert isinstance(first, MessageReply)
     calls = [b for b in first.content if isinstance(b, ToolCallBlock)]
     assert [(c.name, c.id) for c in calls] == [("Write", "write-note"), ("Read", "read-note")]
-    assert calls[1].input == {"file_path": "/work/dir/notes/hello.txt"}
+    assert calls[0].input["file_path"] == "/work/dir/notes/hello.txt"  # made absolute
+    assert calls[1].input == {"file_path": "/work/dir/notes/hello.txt"}  # {{workdir}} filled
     weather = converted.replies[1]
     assert isinstance(weather, MessageReply)
     assert [b.name for b in weather.content if isinstance(b, ToolCallBlock)] == [
