@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from harness_testkit.fake_harness import DelayAction, Script, WaitForUserMessageAction
+from harness_testkit.fake_harness import (
+    DelayAction,
+    FileMutationAction,
+    RawAction,
+    Script,
+    WaitForUserMessageAction,
+)
 
 from ._builtins import BUILTIN_TOOLS, HOST_SERVER
 
@@ -24,9 +30,14 @@ __all__ = ["ScriptedEndpoint"]
 
 
 def _runtime_script(script: Script) -> Script:
-    """``script`` as this runtime can live it: a wait for a mid-turn user message is a
-    model that keeps working (Claude Code here takes no mid-turn messages), so it becomes
-    a delay of its timeout (an hour without one) while the response streams."""
+    """``script`` as this runtime can live it.
+
+    A wait for a mid-turn user message is a model that keeps working (Claude Code here
+    takes no mid-turn messages), so it becomes a delay of its timeout (an hour without
+    one) while the response streams. ``raw`` parts and opaque file changes are events of
+    the fake runtime itself that no model reply can cause in the real CLI, so the
+    scripted model leaves them out (checks that need them fail, as declared).
+    """
     turns = []
     for turn in script.turns:
         steps = []
@@ -36,6 +47,7 @@ def _runtime_script(script: Script) -> Script:
                 if isinstance(action, WaitForUserMessageAction)
                 else action
                 for action in step.actions
+                if not isinstance(action, RawAction | FileMutationAction)
             ]
             steps.append(step.model_copy(update={"actions": actions}))
         turns.append(turn.model_copy(update={"steps": steps}))
