@@ -122,6 +122,9 @@ def run_check(
     reason = _skip_reason(check, target)
     if reason is not None:
         return CheckResult(**base, status="skip", message=reason)
+    # The target's known deviations count too, so every caller (CLI, selftest reference
+    # run, pytest plugin) judges a target the same way.
+    expected = options.expectations.merged(target.expectations).xfail.get(check.id)
     started = time.perf_counter()
     examples: int | None = None
     failing_scenario: Any = None
@@ -141,7 +144,8 @@ def run_check(
 
         try:
             if check.is_property and scenario is None:
-                examples = _run_property(check, new_context, options)
+                # A declared failure needs no minimal example: no shrinking for it.
+                examples = _run_property(check, new_context, options, shrink=expected is None)
             else:
                 anyio.run(_run_once, check, new_context(), scenario, backend=options.backend)
             status, message, failed = "pass", "", None
@@ -159,9 +163,6 @@ def run_check(
             failing_scenario = getattr(error, "scenario", scenario)
         transcript = context_holder[-1].transcript() if context_holder else []
     duration = time.perf_counter() - started
-    # The target's known deviations count too, so every caller (CLI, selftest reference
-    # run, pytest plugin) judges a target the same way.
-    expected = options.expectations.merged(target.expectations).xfail.get(check.id)
     if expected is not None:
         if status == "fail":
             status, message = "xfail", f"known bug: {expected} ({message.splitlines()[0]})"
@@ -212,7 +213,9 @@ async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
         await context.aclose()
 
 
-def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
+def _run_property(
+    check: Check, new_context: Any, options: RunOptions, *, shrink: bool = True
+) -> int:
     from hypothesis import HealthCheck, Phase, example, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -242,7 +245,9 @@ def _run_property(check: Check, new_context: Any, options: RunOptions) -> int:
         database=None,
         derandomize=False,
         suppress_health_check=list(HealthCheck),
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        phases=(Phase.explicit, Phase.generate, Phase.shrink)
+        if shrink
+        else (Phase.explicit, Phase.generate),
         report_multiple_bugs=False,
     )(run)
     run = hypothesis_seed(options.seed)(run)

@@ -28,7 +28,7 @@ from harness_testkit.conformance import (
 )
 from harness_testkit.fake_harness import Script, ToolExecuted
 from harness_testkit.reference import HarnessAgent, LocalSandboxProvider, tool
-from harness_testkit.spec import ConsumerToolCallPart, ConsumerToolResultPart
+from harness_testkit.spec import ConsumerToolCallPart
 
 _MISSING = sdk_missing_reason()
 SMOKE = RunOptions(profile="smoke")
@@ -92,21 +92,29 @@ async def test_a_turn_runs_built_ins_and_host_tools_for_real(tmp_path: Path) -> 
     agent = HarnessAgent(
         harness=adapter,
         sandbox=LocalSandboxProvider(root_dir=tmp_path),
-        tools={"lookup": tool(description="Look a key up", input_schema={"type": "object"}, execute=lookup)},
+        tools={
+            "lookup": tool(
+                description="Look a key up", input_schema={"type": "object"}, execute=lookup
+            )
+        },
         error_log=None,
     )
     session = await agent.create_session()
     try:
         result = await agent.generate(session=session, prompt="write and look up")
+        written = await session.sandbox_session.read_text_file(
+            f"{session.session_work_dir}/notes/hello.txt"
+        )
     finally:
         await session.destroy()
-    calls = {p.tool_call_id: p for p in result.steps[0].content if isinstance(p, ConsumerToolCallPart)}
+    calls = {
+        p.tool_call_id: p for p in result.steps[0].content if isinstance(p, ConsumerToolCallPart)
+    }
     assert calls["w1"].tool_name == "write"
     assert calls["w1"].provider_executed is True
     assert calls["h1"].tool_name == "lookup"
     assert looked_up == [{"key": "answer"}]
-    written = list(tmp_path.rglob("notes/hello.txt"))
-    assert [path.read_text() for path in written] == ["hello\n"]
+    assert written == "hello\n"
     executed = adapter.observations.of_kind(ToolExecuted)
     assert [(entry.tool_call_id, entry.executed) for entry in executed] == [("w1", True)]
     assert result.text.startswith("Done:")
