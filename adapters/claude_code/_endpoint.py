@@ -14,10 +14,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from harness_testkit.fake_harness import (
+    BuiltinCallAction,
     DelayAction,
     FileMutationAction,
+    HostToolCallAction,
+    McpCallAction,
     RawAction,
     Script,
+    ScriptStep,
     WaitForUserMessageAction,
 )
 
@@ -27,6 +31,9 @@ if TYPE_CHECKING:
     from harness_testkit.model_endpoint import EndpointScript, ModelEndpoint
 
 __all__ = ["ScriptedEndpoint"]
+
+
+_CALLS = (BuiltinCallAction, HostToolCallAction, McpCallAction)
 
 
 def _runtime_script(script: Script) -> Script:
@@ -49,7 +56,12 @@ def _runtime_script(script: Script) -> Script:
                 for action in step.actions
                 if not isinstance(action, RawAction | FileMutationAction)
             ]
-            steps.append(step.model_copy(update={"actions": actions}))
+            if actions or not step.actions:
+                steps.append(step.model_copy(update={"actions": actions}))
+        if steps and any(isinstance(a, _CALLS) for a in steps[-1].actions):
+            # The fake runtime ends a turn after its last step; the CLI sends the last
+            # step's tool results back to the model, which then has to end the turn.
+            steps.append(ScriptStep())
         turns.append(turn.model_copy(update={"steps": steps}))
     return script.model_copy(update={"turns": turns})
 
