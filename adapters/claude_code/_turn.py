@@ -196,7 +196,7 @@ class ClaudeCodeTurn:
         self.control = control
         self._emit = emit
         self._abort = abort
-        self._slice_calls: set[str] = set()
+        self._slice_calls = set()
         if self.status == "suspended":
             self.status = "ready"
         self._notify()
