@@ -142,6 +142,7 @@ def make_runs_denied() -> ClaudeCodeHarness:
     return _RunsDenied()
 
 
+@pytest.mark.slow
 def test_a_denied_approval_that_still_runs_is_caught_by_the_scripted_tier() -> None:
     check = _check("scripted.permission-modes")
     assert run_check(check, _target(), SMOKE).status == "pass"
