@@ -252,9 +252,6 @@ class ClaudeCodeSession:
             return allow()
         return deny(reason or f"The user denied the call to '{call_key}'.")
 
-    def on_compact_boundary(self, turn: ClaudeCodeTurn, data: dict[str, Any]) -> None:
-        """The CLI compacted its context during ``turn`` (not forwarded, see the README)."""
-
     # -- turns -----------------------------------------------------------------------------
 
     def _settings(self, options: ContinueTurnOptions) -> None:

@@ -475,8 +475,6 @@ class ClaudeCodeTurn:
                 if isinstance(model, str) and model:
                     part["modelId"] = model
                 self.emit(part)
-            elif message.subtype == "compact_boundary":
-                self.session.on_compact_boundary(self, message.data)
         elif isinstance(message, StreamEvent):
             if message.parent_tool_use_id is None:
                 self._on_stream_event(message.event)
