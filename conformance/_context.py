@@ -79,6 +79,8 @@ def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> A
     ``capabilities`` attribute on the factory (an ``AdapterCapabilities`` or a dict);
     what it leaves undeclared is inferred where the adapter shows it (approvals,
     filtering, scripting), else the conservative defaults (``resolve_capabilities``).
+    The target's known deviations come from an ``expectations`` attribute on the factory
+    (an ``Expectations`` or a dict ``{check_id: reason}``), when it has one.
 
     Raises:
         ValueError: naming what is wrong with ``spec``.
@@ -99,7 +101,27 @@ def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> A
     if not isinstance(declared, AdapterCapabilities | Mapping):
         declared, origin = None, "none (inferred from the adapter, else defaults)"
     resolved = resolve_capabilities(factory, declared, origin=origin)
-    return AdapterTarget(factory=factory, capabilities=resolved.capabilities, name=spec)
+    return AdapterTarget(
+        factory=factory,
+        capabilities=resolved.capabilities,
+        name=spec,
+        expectations=_declared_expectations(getattr(factory, "expectations", None), spec),
+    )
+
+
+def _declared_expectations(raw: object, spec: str) -> Expectations | None:
+    from ._runner import Expectations
+
+    if raw is None or isinstance(raw, Expectations):
+        return raw
+    if isinstance(raw, Mapping) and all(
+        isinstance(key, str) and isinstance(value, str) for key, value in raw.items()
+    ):
+        return Expectations(xfail=dict(raw))
+    raise ValueError(
+        f"{spec}: the factory's `expectations` must be an Expectations or a mapping "
+        "{check_id: reason} of strings"
+    )
 
 
 class CheckContext:

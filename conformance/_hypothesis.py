@@ -43,14 +43,17 @@ for _profile in PROFILES.values():
     )
 
 
-def property_settings(profile: str, database: Path | None) -> settings:
+def property_settings(profile: str, database: Path | None, *, shrink: bool = True) -> settings:
     """The settings a property check runs under: the named profile plus the database.
 
-    With ``database`` ``None`` nothing is stored and nothing is replayed.
+    With ``database`` ``None`` nothing is stored and nothing is replayed; with ``shrink``
+    false a failure is reported as found (a declared failure needs no minimal example).
     """
+    base = settings.get_profile(profile_name(profile))
     return settings(
-        settings.get_profile(profile_name(profile)),
+        base,
         database=DirectoryBasedExampleDatabase(str(database)) if database is not None else None,
+        phases=base.phases if shrink else tuple(p for p in base.phases if p is not Phase.shrink),
     )
 
 

@@ -220,6 +220,9 @@ def run_check(
     skipped = _skip_reason(check, target)
     if skipped is not None:
         return CheckResult(**base, status="skip", message=skipped[0], capability=skipped[1])
+    # The target's known deviations count too, so every caller (CLI, selftest reference
+    # run, pytest plugin) judges a target the same way.
+    expected = options.expectations.merged(target.expectations).xfail.get(check.id)
     started = time.perf_counter()
     examples: int | None = None
     failing_scenario: Any = None
@@ -242,7 +245,8 @@ def run_check(
 
         def body() -> int | None:
             if check.is_property and scenario is None:
-                return _run_property(check, new_context, options, monitor)
+                # A declared failure needs no minimal example: no shrinking for it.
+                return _run_property(check, new_context, options, monitor, shrink=expected is None)
             _run_in_loop(check, new_context(), scenario, options, monitor)
             return None
 
@@ -272,9 +276,6 @@ def run_check(
             unshrunk = getattr(error, "unshrunk_scenario", None)
         transcript = context_holder[-1].transcript() if context_holder else []
     duration = time.perf_counter() - started
-    # The target's known deviations count too, so every caller (CLI, selftest reference
-    # run, pytest plugin) judges a target the same way.
-    expected = options.expectations.merged(target.expectations).xfail.get(check.id)
     if expected is not None:
         if status == "fail":
             status, message = "xfail", f"known bug: {expected} ({message.splitlines()[0]})"
@@ -345,6 +346,8 @@ def _run_property(
     new_context: Callable[[], CheckContext],
     options: RunOptions,
     monitor: LoopMonitor,
+    *,
+    shrink: bool = True,
 ) -> int:
     from hypothesis import example, given
     from hypothesis import seed as hypothesis_seed
@@ -375,7 +378,7 @@ def _run_property(
     # The seed first (it turns the database off), then the named profile with the
     # database; one key per check and adapter (the hook hypothesis' own `find` uses).
     run = hypothesis_seed(options.seed)(run)
-    run = property_settings(options.profile, options.example_database)(run)
+    run = property_settings(options.profile, options.example_database, shrink=shrink)(run)
     run._hypothesis_internal_database_key = database_key(check.id, probe.target.name)  # type: ignore[attr-defined]
 
     try:

@@ -26,6 +26,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "schemas": "harness_testkit._schemas:schemas",
     "report": "harness_testkit.conformance._html:report",
     "new-adapter": "harness_testkit.conformance._skeleton:new_adapter",
+    "model-endpoint": "harness_testkit.model_endpoint._cli:model_endpoint",
 }
 
 

@@ -28,6 +28,8 @@ PACKAGES = {
     "conformance": "conformance",
     "sandbox": "sandbox",
     "simulate": "simulate",
+    "model_endpoint": "model_endpoint",
+    "adapters": "adapters",
 }
 #: Test folders whose tests may open their own package's private modules.
 TEST_OWNERS = {
@@ -38,6 +40,8 @@ TEST_OWNERS = {
     "zoo": "conformance",
     "sandbox": "sandbox",
     "simulate": "simulate",
+    "model_endpoint": "model_endpoint",
+    "adapters": "adapters",
 }
 #: Which packages each package may import at file level (besides itself and the root).
 ALLOWED_DEPENDENCIES = {
@@ -47,6 +51,8 @@ ALLOWED_DEPENDENCIES = {
     "fake_harness": {"spec"},
     "simulate": {"spec", "sandbox", "reference", "fake_harness"},
     "conformance": {"spec", "sandbox", "reference", "fake_harness"},
+    "model_endpoint": {"spec", "fake_harness"},
+    "adapters": {"spec", "sandbox", "fake_harness", "model_endpoint", "conformance"},
 }
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["spec", "reference", "fake_harness", "conformance"]
+PACKAGES = ["spec", "reference", "fake_harness", "conformance", "model_endpoint"]
 
 PROBE = """
 import importlib, importlib.util, json
-out = {"generic": [n for n in ("spec", "reference", "fake_harness", "conformance", "tests")
+out = {"generic": [n for n in ("spec", "reference", "fake_harness", "conformance",
+                             "model_endpoint", "tests")
                    if importlib.util.find_spec(n) is not None]}
 for name in %r:
     module = importlib.import_module("harness_testkit." + name)

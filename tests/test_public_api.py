@@ -16,6 +16,7 @@ PACKAGES = [
     "harness_testkit.conformance",
     "harness_testkit.sandbox",
     "harness_testkit.simulate",
+    "harness_testkit.model_endpoint",
 ]
 
 

@@ -1,0 +1,137 @@
+"""Serving the kit's script from the scripted model endpoint (one endpoint per session).
+
+The script is converted with the endpoint's ``from_kit_script``: built-ins by their
+native names, host tools by the names the in-process MCP server offers them under
+(``mcp__harness-tools__<name>``). A session resumed or continued in another adapter
+starts its endpoint where the previous one stopped (lifecycle states carry the index of
+the next reply), so the script goes on instead of starting over.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from harness_testkit.fake_harness import (
+    BuiltinCallAction,
+    DelayAction,
+    FileMutationAction,
+    HostToolCallAction,
+    McpCallAction,
+    RawAction,
+    Script,
+    ScriptStep,
+    WaitForUserMessageAction,
+)
+
+from ._builtins import BUILTIN_TOOLS, HOST_SERVER
+
+if TYPE_CHECKING:
+    from harness_testkit.model_endpoint import EndpointScript, ModelEndpoint
+
+__all__ = ["ScriptedEndpoint"]
+
+
+_CALLS = (BuiltinCallAction, HostToolCallAction, McpCallAction)
+
+
+def _runtime_script(script: Script) -> Script:
+    """``script`` as this runtime can live it.
+
+    A wait for a mid-turn user message is a model that keeps working (Claude Code here
+    takes no mid-turn messages), so it becomes a delay of its timeout (an hour without
+    one) while the response streams. ``raw`` parts and opaque file changes are events of
+    the fake runtime itself that no model reply can cause in the real CLI, so the
+    scripted model leaves them out (checks that need them fail, as declared).
+    """
+    turns = []
+    for turn in script.turns:
+        steps = []
+        for step in turn.steps:
+            actions = [
+                DelayAction(seconds=action.timeout if action.timeout is not None else 3600.0)
+                if isinstance(action, WaitForUserMessageAction)
+                else action
+                for action in step.actions
+                if not isinstance(action, RawAction | FileMutationAction)
+            ]
+            if actions or not step.actions:
+                steps.append(step.model_copy(update={"actions": actions}))
+        if steps and any(isinstance(a, _CALLS) for a in steps[-1].actions):
+            # The fake runtime ends a turn after its last step; the CLI sends the last
+            # step's tool results back to the model, which then has to end the turn.
+            steps.append(ScriptStep())
+        turns.append(turn.model_copy(update={"steps": steps}))
+    return script.model_copy(update={"turns": turns})
+
+
+def _native_names() -> dict[str, str]:
+    return {key: tool.native_name for key, tool in BUILTIN_TOOLS.items() if tool.native_name}
+
+
+def _from_reply(script: EndpointScript, offset: int) -> EndpointScript:
+    """``script`` as if its first ``offset`` replies had been served already."""
+    replies = list(script.replies)
+    repeat_from = script.repeat_from
+    if offset <= 0 or not replies:
+        return script
+    if offset >= len(replies):
+        if repeat_from is None:
+            return script.model_copy(update={"replies": [], "repeat_from": None})
+        offset = repeat_from + (offset - len(replies)) % (len(replies) - repeat_from)
+    if repeat_from is not None:
+        repeat_from = max(repeat_from - offset, 0)
+    return script.model_copy(update={"replies": replies[offset:], "repeat_from": repeat_from})
+
+
+class ScriptedEndpoint:
+    """A running model endpoint serving a kit script from reply ``offset`` on."""
+
+    def __init__(self, endpoint: ModelEndpoint, script: EndpointScript, offset: int) -> None:
+        self._endpoint = endpoint
+        self._script = script
+        self._offset = offset
+        self._served_before = 0
+
+    @classmethod
+    async def open(cls, script: Script, *, work_dir: str, offset: int = 0) -> ScriptedEndpoint:
+        """Convert ``script`` and start serving it on ``127.0.0.1``."""
+        from harness_testkit.model_endpoint import ModelEndpoint, from_kit_script
+
+        converted = from_kit_script(
+            _runtime_script(script),
+            tool_names=_native_names(),
+            host_tool_name=lambda name: f"mcp__{HOST_SERVER}__{name}",
+            workdir=work_dir,
+        )
+        endpoint = ModelEndpoint(_from_reply(converted, offset))
+        await anyio.to_thread.run_sync(endpoint.start)
+        return cls(endpoint, converted, offset)
+
+    @property
+    def base_url(self) -> str:
+        """``ANTHROPIC_BASE_URL`` for the CLI."""
+        return self._endpoint.base_url
+
+    def next_reply(self) -> int:
+        """Index (in the whole converted script) of the reply the next request gets."""
+        requests = self._endpoint.requests[self._served_before :]
+        served = [r.reply_index for r in requests if r.reply_index is not None]
+        return self._offset + (served[-1] + 1 if served else 0)
+
+    async def rewind(self, reply: int) -> None:
+        """Serve from reply ``reply`` (of the whole converted script) again."""
+        self._served_before = len(self._endpoint.requests)
+        self._offset = reply
+        self._endpoint.set_script(_from_reply(self._script, reply))
+        await anyio.lowlevel.checkpoint()
+
+    def errors(self) -> list[Any]:
+        """Requests the script did not foresee (answered with an endpoint error)."""
+        return list(self._endpoint.errors)
+
+    async def close(self) -> None:
+        """Stop serving."""
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._endpoint.stop)

@@ -1,0 +1,874 @@
+"""One Claude Code turn: the CLI process, its messages as harness-v1 parts, host input.
+
+A turn runs one Claude Code CLI process (through ``claude-agent-sdk``) inside the
+``done()`` of its current prompt control. Partial messages become text, reasoning and
+tool-input deltas; each model response ends its step at the next response (or at the
+result), after the tool results it caused. Approvals go through ``can_use_tool`` (a
+``PreToolUse`` hook forces the prompt for gated calls, and lets every other call
+through, because ``bypassPermissions`` is refused when the CLI runs as root); host tools
+are the tools of an in-process MCP server whose handlers wait for ``submit_tool_result``.
+
+The CLI process must outlive the ``done()`` call that started it (the agent cancels
+``done()`` when a turn pauses for host input, then continues with a new control), so it
+runs on the session's runtime thread (an event loop of its own, see ``_runner``). Parts
+cross back to the caller's event loop into an outbox that the current control's
+``done()`` forwards to its ``emit``, in order; host input crosses the other way through
+plain fields the runtime side polls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from harness_testkit.fake_harness import (
+    ApprovalReceived,
+    ApprovalRequested,
+    LifecycleEvent,
+    ToolExecuted,
+    ToolResultReceived,
+)
+from harness_testkit.spec import (
+    Emit,
+    HarnessSessionStateError,
+    HarnessUsageError,
+    JSONValue,
+    find_non_json,
+    requires_approval,
+)
+
+from ._builtins import BUILTIN_TOOLS, HOST_SERVER, key_of_native, mcp_parts
+
+if TYPE_CHECKING:
+    from ._session import ClaudeCodeSession
+
+__all__ = ["ClaudeCodePromptControl", "ClaudeCodeTurn", "TurnStatus"]
+
+TurnStatus = Literal["ready", "running", "suspended", "finished", "errored", "aborted", "failed"]
+TERMINAL: frozenset[str] = frozenset({"finished", "errored", "aborted", "failed"})
+
+#: How long a hook waits for the stream reader to announce the call it is about.
+_ANNOUNCE_TIMEOUT = 60.0
+
+_FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool-calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content-filter",
+}
+
+
+def _finish_reason(raw: str | None) -> dict[str, Any]:
+    reason: dict[str, Any] = {"unified": _FINISH_REASONS.get(raw or "", "other")}
+    if raw:
+        reason["raw"] = raw
+    return reason
+
+
+def _usage(input_tokens: int, output_tokens: int, cache_read: int = 0) -> dict[str, Any]:
+    return {
+        "inputTokens": {
+            "total": input_tokens + cache_read,
+            "noCache": input_tokens,
+            "cacheRead": cache_read,
+        },
+        "outputTokens": {"total": output_tokens},
+    }
+
+
+def _block_text(content: Any) -> JSONValue:
+    """A tool result's content as the runtime gave it: a string, else the text parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            str(item.get("text", ""))
+            for item in content
+            if isinstance(item, Mapping) and item.get("type") == "text"
+        ]
+        return "".join(texts)
+    return str(content)
+
+
+#: How often runtime-side waits re-check the host's input (seconds).
+_POLL = 0.02
+
+
+async def _wait_until(predicate: Callable[[], bool], timeout: float | None) -> bool:
+    """Poll ``predicate`` on the runtime thread (host input is written from another thread)."""
+    with anyio.move_on_after(timeout):
+        # Polling, not an Event: the input is written from the caller's thread and loop.
+        while not predicate():  # noqa: ASYNC110
+            await anyio.sleep(_POLL)
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class _End:
+    status: TurnStatus
+    error: BaseException | None = None
+
+
+@dataclass
+class _Call:
+    tool_use_id: str
+    native: str
+    key: str
+    surface: Literal["builtin", "mcp", "host"]
+    input_json: str = ""
+    input: dict[str, Any] = field(default_factory=dict)
+    announced: bool = False
+    gated: bool = False
+    ran: bool | None = None
+    refused: Literal["filtered", "denied", "unavailable"] | None = None
+    resolved: bool = False
+    replayed: bool = False
+    input_parts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ClaudeCodeTurn:
+    """The runtime side of one turn (see the module docstring)."""
+
+    def __init__(
+        self,
+        session: ClaudeCodeSession,
+        *,
+        index: int,
+        prompt: JSONValue,
+        prompt_text: str,
+        approvals: Mapping[str, dict[str, JSONValue]] | None = None,
+        results: Mapping[str, tuple[JSONValue, bool]] | None = None,
+        executed: Mapping[str, tuple[JSONValue, bool]] | None = None,
+        reply_start: int = 0,
+        finished: bool = False,
+    ) -> None:
+        self.session = session
+        self.index = index
+        self.prompt = prompt
+        self.prompt_text = prompt_text
+        self.status: TurnStatus = "finished" if finished else "ready"
+        self.error: BaseException | None = None
+        self.control: ClaudeCodePromptControl | None = None
+        self.captured = finished
+        # A turn continued from a state reruns: the CLI resumes its own transcript.
+        self.rerun = False
+        self.drives = 0
+        self.approvals: dict[str, dict[str, JSONValue]] = dict(approvals or {})
+        self.results: dict[str, tuple[JSONValue, bool]] = dict(results or {})
+        # Outcomes of runtime-executed calls that ran: a rerun replays them instead.
+        self.executed: dict[str, tuple[JSONValue, bool]] = dict(executed or {})
+        self.reply_start = reply_start
+        self._emit: Emit | None = None
+        self._abort: anyio.Event | None = None
+        # Caller side: parts waiting for a done() to forward them, and its wake-up.
+        self._outbox: deque[dict[str, Any] | _End] = deque()
+        self._call_parts: dict[str, dict[str, Any]] = {}
+        self._slice_calls: set[str] = set()
+        self._wake = anyio.Event()
+        self._token: Any = None
+        # Runtime side, written by the caller: stop requests.
+        self._stop_requested = False
+        self._driving = False
+        self._drive_ended: anyio.Event | None = None
+        self._last_drive_status: TurnStatus | None = None
+        self._reset_stream()
+
+    # -- host-facing (caller's event loop) ---------------------------------------------------
+
+    @property
+    def unfinished(self) -> bool:
+        """Not ended: ready to run, running, or suspended."""
+        return self.status in ("ready", "running", "suspended")
+
+    def attach(
+        self, control: ClaudeCodePromptControl, emit: Emit, abort: anyio.Event | None
+    ) -> None:
+        """Make ``control`` current; parts go to ``emit`` from now on."""
+        self.control = control
+        self._emit = emit
+        self._abort = abort
+        self._slice_calls = set()
+        if self.status == "suspended":
+            self.status = "ready"
+        self._notify()
+
+    def _notify(self) -> None:
+        wake, self._wake = self._wake, anyio.Event()
+        wake.set()
+
+    def _require_live(self, what: str) -> None:
+        if self.status in TERMINAL:
+            raise HarnessSessionStateError(
+                f"Turn {self.index} of Claude Code session {self.session.session_id} has ended "
+                f"({self.status}); cannot {what}."
+            )
+
+    def submit_tool_result(
+        self, tool_call_id: str, output: JSONValue, is_error: bool, tool_result: Any
+    ) -> None:
+        """Store a host result; the waiting MCP handler hands it to the CLI."""
+        self._require_live("submit a tool result")
+        problem = find_non_json(output, "output")
+        if problem is not None:
+            raise HarnessUsageError(f"Tool result for '{tool_call_id}' is not JSON: {problem}.")
+        self.session.record(
+            ToolResultReceived(
+                session_id=self.session.session_id,
+                tool_call_id=tool_call_id,
+                output=output,
+                is_error=is_error,
+                tool_result=tool_result if isinstance(tool_result, dict) else None,
+            )
+        )
+        self.results[tool_call_id] = (output, is_error)
+
+    def submit_tool_approval(self, approval_id: str, approved: bool, reason: str | None) -> None:
+        """Store an approval decision; the waiting ``can_use_tool`` answers the CLI."""
+        self._require_live("submit a tool approval")
+        self.session.record(
+            ApprovalReceived(
+                session_id=self.session.session_id,
+                approval_id=approval_id,
+                approved=approved,
+                reason=reason,
+            )
+        )
+        self.approvals[approval_id] = {"approved": approved, "reason": reason}
+
+    async def _stop_drive(self) -> None:
+        ended = self._drive_ended
+        if self._driving and ended is not None:
+            self._stop_requested = True
+            await ended.wait()
+            self._stop_requested = False
+
+    def _pending_end(self) -> _End | None:
+        return next((item for item in self._outbox if isinstance(item, _End)), None)
+
+    async def suspend(self) -> None:
+        """Stop the CLI process now; the turn can be continued (the CLI resumes it)."""
+        await self._stop_drive()
+        end = self._pending_end()
+        if end is not None and end.status == "finished":
+            # It ended before the suspension took hold: captured at its end.
+            self._outbox.clear()
+            self._settle("finished")
+            self.captured = True
+            return
+        if self.status in ("ready", "running"):
+            self.status = "suspended"
+        if self.drives > 0:
+            self.rerun = True
+        self._notify()
+
+    async def kill(self, error: BaseException) -> None:
+        """Stop the turn for good (session destroyed)."""
+        await self._stop_drive()
+        if self.unfinished:
+            self._settle("failed", error)
+
+    def _settle(self, status: TurnStatus, error: BaseException | None = None) -> None:
+        if self.status in TERMINAL:
+            return
+        self.status = status
+        self.error = error
+        event = {
+            "finished": "finish",
+            "errored": "errored",
+            "aborted": "aborted",
+            "failed": "failed",
+        }[status]
+        self.session.record(
+            LifecycleEvent(
+                session_id=self.session.session_id,
+                event=event,  # type: ignore[arg-type]
+                turn=self.index,
+                detail=str(error) if error is not None else None,
+            )
+        )
+        self._notify()
+
+    async def done_for(self, control: ClaudeCodePromptControl) -> None:
+        """``done()`` of ``control``: forward parts while ``control`` is current."""
+        while True:
+            if control is not self.control:
+                return
+            if self._outbox:
+                item = self._outbox.popleft()
+                if isinstance(item, _End):
+                    self._settle(item.status, item.error)
+                else:
+                    self._forward(item)
+                continue
+            if self.status in TERMINAL:
+                if self.error is not None:
+                    raise self.error
+                return
+            if self.status == "suspended":
+                return
+            if self.status == "ready":
+                await self._start_drive()
+                continue
+            # The runtime side watches the abort itself; its end arrives through the outbox.
+            await self._wake.wait()
+
+    def _forward(self, part: dict[str, Any]) -> None:
+        assert self._emit is not None
+        kind = part.get("type")
+        if kind == "tool-call":
+            self._call_parts[str(part["toolCallId"])] = part
+            self._slice_calls.add(str(part["toolCallId"]))
+        elif kind == "tool-approval-request":
+            call_id = str(part["toolCallId"])
+            if call_id not in self._slice_calls and call_id in self._call_parts:
+                # The CLI asks one approval at a time; a later one arrives in a later slice,
+                # whose approval requests must name a call of that slice (STREAM-013).
+                self._emit(self._call_parts[call_id])
+                self._slice_calls.add(call_id)
+        self._emit(part)
+
+    async def _start_drive(self) -> None:
+        self.status = "running"
+        self.drives += 1
+        self._reset_stream()
+        self._token = anyio.lowlevel.current_token()
+        if self.rerun:
+            await self.session.rewind(self.reply_start)
+        self._driving = True
+        self._drive_ended = anyio.Event()
+        runner = await self.session.runner()
+        abort = self._abort
+        runner.start(self._drive, abort)
+
+    def _deliver(self, *items: dict[str, Any] | _End) -> None:
+        self._outbox.extend(items)
+        self._notify()
+
+    def _drive_finished(self) -> None:
+        self._driving = False
+        if self._drive_ended is not None:
+            self._drive_ended.set()
+        if self.status == "running" and self._pending_end() is None:
+            # Stopped on request (suspend) before any end: the turn waits to continue.
+            self.status = "suspended"
+            if self.drives > 0:
+                self.rerun = True
+        self._notify()
+
+    # -- the runtime thread ------------------------------------------------------------------
+
+    def emit(self, part: dict[str, Any]) -> None:
+        """Send one part towards the current control (runtime thread)."""
+        anyio.from_thread.run_sync(self._deliver, part, token=self._token)
+
+    def emit_many(self, parts: list[dict[str, Any]]) -> None:
+        """Send parts that must reach the same slice, at once (runtime thread)."""
+        anyio.from_thread.run_sync(self._deliver, *parts, token=self._token)
+
+    def _end(self, status: TurnStatus, error: BaseException | None = None) -> None:
+        self._finished_on_runtime = True
+        anyio.from_thread.run_sync(self._deliver, _End(status, error), token=self._token)
+
+    async def _drive(self, abort: anyio.Event | None) -> None:
+        self._finished_on_runtime = False
+        try:
+            with anyio.CancelScope() as scope:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._watch_stop, abort, scope)
+                    try:
+                        await self._run_cli()
+                    finally:
+                        group.cancel_scope.cancel()
+            if not self._finished_on_runtime:
+                if abort is not None and abort.is_set():
+                    self._end("aborted")
+                elif not self._stop_requested:
+                    self._end(
+                        "failed",
+                        HarnessSessionStateError(
+                            "The Claude Code CLI ended the turn without a result message."
+                        ),
+                    )
+        except Exception as error:
+            if not self._finished_on_runtime:
+                if abort is not None and abort.is_set():
+                    self._end("aborted")
+                elif not self._stop_requested:
+                    self._end("failed", error)
+        finally:
+            anyio.from_thread.run_sync(self._drive_finished, token=self._token)
+
+    async def _watch_stop(self, abort: anyio.Event | None, scope: anyio.CancelScope) -> None:
+        # Polling, not an Event: both flags belong to the caller's thread and loop.
+        while not self._stop_requested and not (abort is not None and abort.is_set()):  # noqa: ASYNC110
+            await anyio.sleep(_POLL)
+        scope.cancel()
+
+    async def _run_cli(self) -> None:
+        from claude_agent_sdk import ClaudeSDKClient
+
+        options = self.session.sdk_options(self)
+        client = ClaudeSDKClient(options)
+        stderr = self.session.stderr_lines
+        try:
+            await client.connect()
+            # A rerun sends the turn's prompt again: the scripted model answers the turn
+            # from its first step, and calls that already ran are replayed, not rerun.
+            await client.query(self.prompt_text)
+            async for message in client.receive_response():
+                self._on_message(message)
+                if self._finished_on_runtime:
+                    break
+        except Exception as error:
+            if not self._finished_on_runtime and not self._stop_requested:
+                tail = "\n".join(stderr[-5:])
+                raise HarnessSessionStateError(
+                    f"The Claude Code CLI failed: {error}" + (f"\n{tail}" if tail else "")
+                ) from error
+            raise
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(15):
+                await client.disconnect()
+
+    # -- parts -------------------------------------------------------------------------
+
+    def _reset_stream(self) -> None:
+        self._blocks: dict[int, tuple[str, str | _Call]] = {}
+        self._calls: dict[str, _Call] = getattr(self, "_calls", {})
+        self._host_waiting: dict[str, deque[str]] = {}
+        self._step = 0
+        self._pending_step: dict[str, Any] | None = None
+        self._step_usage = (0, 0, 0)
+        self._stop_reason: str | None = None
+        self._total = [0, 0, 0]
+        self._started_stream = getattr(self, "_started_stream", False)
+
+    def _flush_step(self) -> None:
+        if self._pending_step is not None:
+            # Results of the step's calls first: the CLI ran them before the next request.
+            self.emit(self._pending_step)
+            self._pending_step = None
+
+    def _on_message(self, message: Any) -> None:
+        from claude_agent_sdk import (
+            AssistantMessage,
+            ResultMessage,
+            StreamEvent,
+            SystemMessage,
+            UserMessage,
+        )
+
+        if isinstance(message, SystemMessage):
+            if message.subtype == "init" and not self._started_stream:
+                self._started_stream = True
+                model = message.data.get("model")
+                part: dict[str, Any] = {"type": "stream-start"}
+                if isinstance(model, str) and model:
+                    part["modelId"] = model
+                self.emit(part)
+        elif isinstance(message, StreamEvent):
+            if message.parent_tool_use_id is None:
+                self._on_stream_event(message.event)
+        elif isinstance(message, AssistantMessage):
+            if message.parent_tool_use_id is None:
+                self._on_assistant(message)
+        elif isinstance(message, UserMessage):
+            if message.parent_tool_use_id is None and isinstance(message.content, list):
+                self._on_tool_results(message.content)
+        elif isinstance(message, ResultMessage):
+            self._on_result(message)
+
+    def _on_stream_event(self, event: Mapping[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self._flush_step()
+            self._step += 1
+            usage = event.get("message", {}).get("usage") or {}
+            self._step_usage = (
+                int(usage.get("input_tokens") or 0),
+                int(usage.get("output_tokens") or 0),
+                int(usage.get("cache_read_input_tokens") or 0),
+            )
+            self._stop_reason = None
+        elif kind == "content_block_start":
+            self._block_start(int(event.get("index", 0)), event.get("content_block") or {})
+        elif kind == "content_block_delta":
+            self._block_delta(int(event.get("index", 0)), event.get("delta") or {})
+        elif kind == "content_block_stop":
+            self._block_stop(int(event.get("index", 0)))
+        elif kind == "message_delta":
+            delta = event.get("delta") or {}
+            self._stop_reason = delta.get("stop_reason") or self._stop_reason
+            usage = event.get("usage") or {}
+            if "output_tokens" in usage:
+                self._step_usage = (
+                    self._step_usage[0],
+                    int(usage.get("output_tokens") or 0),
+                    self._step_usage[2],
+                )
+        elif kind == "message_stop":
+            inp, out, cached = self._step_usage
+            self._total = [self._total[0] + inp, self._total[1] + out, self._total[2] + cached]
+            self._pending_step = {
+                "type": "finish-step",
+                "finishReason": _finish_reason(self._stop_reason),
+                "usage": _usage(inp, out, cached),
+            }
+
+    def _part_id(self, index: int) -> str:
+        return f"turn{self.index}-d{self.drives}-s{self._step}-{index}"
+
+    def _block_start(self, index: int, block: Mapping[str, Any]) -> None:
+        kind = block.get("type")
+        if kind in ("text", "thinking", "redacted_thinking"):
+            part_kind = "text" if kind == "text" else "reasoning"
+            part_id = self._part_id(index)
+            self._blocks[index] = (part_kind, part_id)
+            self.emit({"type": f"{part_kind}-start", "id": part_id})
+            initial = block.get("text") if kind == "text" else block.get("thinking")
+            if isinstance(initial, str) and initial:
+                self.emit({"type": f"{part_kind}-delta", "id": part_id, "delta": initial})
+        elif kind == "tool_use":
+            call = self._new_call(str(block.get("id")), str(block.get("name")))
+            self._blocks[index] = ("tool", call)
+            start: dict[str, Any] = {
+                "type": "tool-input-start",
+                "id": call.tool_use_id,
+                "toolName": call.key,
+            }
+            if call.surface != "host":
+                start["providerExecuted"] = True
+            if call.surface == "mcp":
+                start["dynamic"] = True
+            call.input_parts.append(start)
+
+    def _block_delta(self, index: int, delta: Mapping[str, Any]) -> None:
+        entry = self._blocks.get(index)
+        if entry is None:
+            return
+        part_kind, target = entry
+        kind = delta.get("type")
+        if part_kind == "text" and kind == "text_delta":
+            text = str(delta.get("text", ""))
+            if text:
+                self.emit({"type": "text-delta", "id": target, "delta": text})
+        elif part_kind == "reasoning" and kind == "thinking_delta":
+            text = str(delta.get("thinking", ""))
+            if text:
+                self.emit({"type": "reasoning-delta", "id": target, "delta": text})
+        elif part_kind == "tool" and kind == "input_json_delta" and isinstance(target, _Call):
+            chunk = str(delta.get("partial_json", ""))
+            if chunk:
+                target.input_json += chunk
+                target.input_parts.append(
+                    {"type": "tool-input-delta", "id": target.tool_use_id, "delta": chunk}
+                )
+
+    def _block_stop(self, index: int) -> None:
+        entry = self._blocks.pop(index, None)
+        if entry is None:
+            return
+        part_kind, target = entry
+        if isinstance(target, _Call):
+            self._close_call(target)
+        else:
+            self.emit({"type": f"{part_kind}-end", "id": target})
+
+    def _close_call(self, call: _Call) -> None:
+        """End the call's input stream and announce it (once)."""
+        if call.announced:
+            return
+        if call.input_parts:
+            call.input_parts.append({"type": "tool-input-end", "id": call.tool_use_id})
+        try:
+            parsed = json.loads(call.input_json) if call.input_json else {}
+        except ValueError:
+            parsed = {}
+        call.input = parsed if isinstance(parsed, dict) else {}
+        self._announce(call)
+
+    def _on_assistant(self, message: Any) -> None:
+        # Partial messages already carried the content; complete blocks only matter for
+        # calls whose stream events were not seen (a CLI without partial messages).
+        from claude_agent_sdk import ToolUseBlock
+
+        for block in message.content:
+            if isinstance(block, ToolUseBlock) and block.id not in self._calls:
+                call = self._new_call(block.id, block.name)
+                call.input = dict(block.input)
+                call.input_json = json.dumps(block.input)
+                self._announce(call)
+
+    def _new_call(self, tool_use_id: str, native: str) -> _Call:
+        mcp = mcp_parts(native)
+        surface: Literal["builtin", "mcp", "host"]
+        if mcp is not None and mcp[0] == HOST_SERVER:
+            surface, key = "host", mcp[1]
+        elif mcp is not None:
+            surface, key = "mcp", native
+        else:
+            surface, key = "builtin", key_of_native(native) or native
+        call = _Call(tool_use_id=tool_use_id, native=native, key=key, surface=surface)
+        self._calls[tool_use_id] = call
+        return call
+
+    def _announce(self, call: _Call) -> None:
+        if call.announced:
+            return
+        call.announced = True
+        part: dict[str, Any] = {
+            "type": "tool-call",
+            "toolCallId": call.tool_use_id,
+            "toolName": call.key,
+            "input": json.dumps(call.input, separators=(",", ":"), ensure_ascii=False),
+        }
+        if call.surface != "host":
+            part["providerExecuted"] = True
+        if call.surface == "mcp":
+            part["dynamic"] = True
+        if call.surface == "builtin" and call.native != call.key:
+            part["nativeName"] = call.native
+        # The input stream and its call travel together: a slice never ends between them.
+        self.emit_many([*call.input_parts, part])
+        call.input_parts.clear()
+
+    def _on_tool_results(self, content: list[Any]) -> None:
+        from claude_agent_sdk import ToolResultBlock
+
+        for block in content:
+            if not isinstance(block, ToolResultBlock):
+                continue
+            call = self._calls.get(block.tool_use_id)
+            if call is None or call.resolved:
+                continue
+            if not call.announced:
+                # The CLI can refuse a call (an unavailable tool) before its block's stop
+                # event reaches the stream: the call comes first, then its result.
+                for index, (_, target) in list(self._blocks.items()):
+                    if target is call:
+                        del self._blocks[index]
+                self._close_call(call)
+            call.resolved = True
+            is_error = bool(block.is_error)
+            result: JSONValue
+            if call.surface == "host":
+                result, is_error = self.results.get(
+                    call.tool_use_id, (_block_text(block.content), is_error)
+                )
+            elif call.replayed:
+                result, is_error = self.executed[call.tool_use_id]
+            else:
+                result = _block_text(block.content)
+                executed = call.ran is True
+                if executed:
+                    self.executed[call.tool_use_id] = (result, is_error)
+                reason = (
+                    None
+                    if executed
+                    else (call.refused or ("filtered" if self._filtered(call) else "unavailable"))
+                )
+                self.session.record(
+                    ToolExecuted(
+                        session_id=self.session.session_id,
+                        turn=self.index,
+                        tool_call_id=call.tool_use_id,
+                        tool_name=call.key,
+                        surface="mcp" if call.surface == "mcp" else "builtin",
+                        input=call.input,
+                        executed=executed,
+                        result=result,
+                        is_error=is_error,
+                        reason=reason,
+                    )
+                )
+            part: dict[str, Any] = {
+                "type": "tool-result",
+                "toolCallId": call.tool_use_id,
+                "toolName": call.key,
+                "result": result,
+            }
+            if is_error:
+                part["isError"] = True
+            if call.surface == "mcp":
+                part["dynamic"] = True
+            self.emit(part)
+
+    def _filtered(self, call: _Call) -> bool:
+        return call.surface == "builtin" and not self.session.builtin_included(call.key)
+
+    def _on_result(self, message: Any) -> None:
+        self._flush_step()
+        if message.is_error:
+            detail = message.result or ", ".join(message.errors or []) or message.subtype
+            status = f" (HTTP {message.api_error_status})" if message.api_error_status else ""
+            self.emit({"type": "error", "error": f"Claude Code: {detail}{status}"})
+            self._end("errored")
+            return
+        inp, out, cached = self._total
+        self.emit(
+            {
+                "type": "finish",
+                "finishReason": _finish_reason(message.stop_reason),
+                "totalUsage": _usage(inp, out, cached),
+            }
+        )
+        self._end("finished")
+
+    # -- runtime callbacks (hooks, permissions, host tools) -------------------------------
+
+    async def _announced(self, tool_use_id: str | None) -> _Call | None:
+        if tool_use_id is None:
+            return None
+        await _wait_until(
+            lambda: tool_use_id in self._calls and self._calls[tool_use_id].announced,
+            _ANNOUNCE_TIMEOUT,
+        )
+        return self._calls.get(tool_use_id)
+
+    def _gated(self, call: _Call) -> bool:
+        mode = self.session.permission_mode
+        if call.surface == "host":
+            return False
+        if call.surface == "mcp":
+            return requires_approval(mode, self.session.mcp_tool_kind(call.native))
+        tool = BUILTIN_TOOLS.get(call.key)
+        return requires_approval(mode, tool.tool_use_kind if tool is not None else None)
+
+    async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Any:
+        """``PreToolUse`` hook: ask for gated calls, allow the rest."""
+        call = await self._announced(tool_use_id)
+        if call is None:
+            return {}
+        if call.surface != "host" and call.tool_use_id in self.executed:
+            # A rerun of a step whose call already ran: keep its outcome, do not run it.
+            call.replayed = True
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": json.dumps(
+                        self.executed[call.tool_use_id][0], ensure_ascii=False
+                    ),
+                }
+            }
+        if call.surface == "host":
+            self._host_waiting.setdefault(call.key, deque()).append(call.tool_use_id)
+        call.gated = self._gated(call)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "ask" if call.gated else "allow",
+                "permissionDecisionReason": "harness-v1 permission mode"
+                if call.gated
+                else "allowed by the harness-v1 permission mode",
+            }
+        }
+
+    async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Any:
+        """``PostToolUse``/``PostToolUseFailure`` hook: the call ran."""
+        call = self._calls.get(tool_use_id or "")
+        if call is not None:
+            call.ran = True
+        return {}
+
+    async def can_use_tool(self, name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        """The CLI's permission prompt: a harness-v1 approval request for gated calls."""
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+        call = await self._announced(getattr(context, "tool_use_id", None))
+        if call is None or not call.gated:
+            return PermissionResultAllow()
+        approval_id = f"approval-{call.tool_use_id}"
+        if approval_id not in self.approvals:
+            self.session.record(
+                ApprovalRequested(
+                    session_id=self.session.session_id,
+                    turn=self.index,
+                    approval_id=approval_id,
+                    tool_call_id=call.tool_use_id,
+                    tool_name=call.key,
+                    because="permission-mode",
+                )
+            )
+            self.emit(
+                {
+                    "type": "tool-approval-request",
+                    "approvalId": approval_id,
+                    "toolCallId": call.tool_use_id,
+                }
+            )
+            await _wait_until(lambda: approval_id in self.approvals, None)
+        decision = self.approvals[approval_id]
+        reason = decision.get("reason")
+        return self.session.permission_result(
+            call_key=call.key,
+            approved=bool(decision.get("approved")),
+            reason=reason if isinstance(reason, str) else None,
+            deny=lambda message: self._deny(call, message, PermissionResultDeny),
+            allow=PermissionResultAllow,
+        )
+
+    @staticmethod
+    def _deny(call: _Call, message: str, deny: Callable[..., Any]) -> Any:
+        call.refused = "denied"
+        return deny(message=message)
+
+    def host_handler(self, name: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+        """The MCP handler of host tool ``name``: wait for the host's result."""
+
+        async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
+            queue = self._host_waiting.setdefault(name, deque())
+            await _wait_until(lambda: bool(queue), _ANNOUNCE_TIMEOUT)
+            if not queue:
+                return {
+                    "content": [{"type": "text", "text": f"No call of '{name}' is pending."}],
+                    "is_error": True,
+                }
+            call_id = queue.popleft()
+            await _wait_until(lambda: call_id in self.results, None)
+            output, is_error = self.results[call_id]
+            text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+            return {"content": [{"type": "text", "text": text}], "is_error": is_error}
+
+        return handle
+
+
+class ClaudeCodePromptControl:
+    """The handle of a running Claude Code turn (implements ``PromptControl``).
+
+    Offers ``submit_tool_approval`` (built-in approvals) besides the required members.
+    """
+
+    def __init__(self, turn: ClaudeCodeTurn) -> None:
+        self._turn = turn
+
+    async def submit_tool_result(
+        self,
+        tool_call_id: str,
+        output: JSONValue,
+        is_error: bool = False,
+        tool_result: dict[str, Any] | None = None,
+    ) -> None:
+        """Deliver a host tool's result to the waiting MCP handler."""
+        self._turn.session.check_live("submit a tool result")
+        self._turn.submit_tool_result(tool_call_id, output, is_error, tool_result)
+
+    async def submit_tool_approval(
+        self, approval_id: str, approved: bool, reason: str | None = None
+    ) -> None:
+        """Answer a built-in approval request."""
+        self._turn.session.check_live("submit a tool approval")
+        self._turn.submit_tool_approval(approval_id, approved, reason)
+
+    async def done(self) -> None:
+        """Run the turn (the CLI process) until it ends, is suspended or aborted."""
+        await self._turn.done_for(self)

@@ -1,0 +1,1 @@
+"""Tests of harness_testkit.model_endpoint."""
