@@ -151,8 +151,26 @@ async def _write_seed_file(session: SandboxSession, work_dir: str) -> None:
 SEEDED = SandboxConfig(on_session=_write_seed_file)
 
 
-def _grammar(ctx: CheckContext, adapters: Sequence[RecordingAdapter] | None = None) -> None:
-    """Stream grammar over everything the check's adapters (or ``adapters``) emitted."""
+def _is_must(requirement: str) -> bool:
+    from harness_testkit.spec import load_requirements
+
+    try:
+        return load_requirements().get(requirement).level == "MUST"
+    except KeyError:
+        return True
+
+
+def _grammar(
+    ctx: CheckContext,
+    adapters: Sequence[RecordingAdapter] | None = None,
+    *,
+    must_only: bool = False,
+) -> None:
+    """Stream grammar over everything the check's adapters (or ``adapters``) emitted.
+
+    A MUST violation is reported before a SHOULD one; with ``must_only`` only MUST
+    violations are reported (a SHOULD slip never hides the failure a check found).
+    """
     judged = ctx.adapters if adapters is None else adapters
     if not judged:
         return
@@ -162,8 +180,10 @@ def _grammar(ctx: CheckContext, adapters: Sequence[RecordingAdapter] | None = No
         builtin_tools=first.builtin_tools,
         harness_id=first.harness_id,
     )
-    if violations:
-        raise CheckFailed(violations[0].requirement, str(violations[0]))
+    musts = [violation for violation in violations if _is_must(violation.requirement)]
+    chosen = musts[0] if musts else (violations[0] if violations and not must_only else None)
+    if chosen is not None:
+        raise CheckFailed(chosen.requirement, str(chosen))
 
 
 @contextlib.contextmanager
@@ -174,7 +194,8 @@ def grammar_first(
 
     A check's own assertions (and the agent's reactions) often trip over a stream the
     adapter got wrong: the grammar names that cause. So it runs when the turns end and
-    also when driving them fails, and its violation wins over the failure it caused.
+    also when driving them fails, and its violation wins over the failure it caused
+    (when driving failed, only a MUST violation wins: a SHOULD slip is not its cause).
 
     Args:
         ctx: The check's context.
@@ -184,7 +205,7 @@ def grammar_first(
     try:
         yield
     except Exception:
-        _grammar(ctx, adapters)
+        _grammar(ctx, adapters, must_only=True)
         raise
     _grammar(ctx, adapters)
 

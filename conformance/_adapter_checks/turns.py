@@ -307,31 +307,35 @@ async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
                 ],
             )
             await ctx.collect(result)
-    echoed = [
-        wire.get("result")
-        for recorded in adapter.sessions
-        for piece in recorded.slices
-        for wire in map(to_wire, piece.parts)
-        if wire.get("type") == "tool-result" and wire.get("toolCallId") == "q"
-    ]
-    if echoed and echoed[-1] != answer:
-        raise CheckFailed(
-            "HOSTTOOL-027",
-            "the runtime went on with an answer the host never gave (it did not wait for "
-            "submit_tool_result)",
-            expected=answer,
-            observed=echoed[-1],
-        )
-    received = [
-        e.output for e in observations(adapter).of_kind(ToolResultReceived) if e.tool_call_id == "q"
-    ]
-    if received != [answer]:
-        raise CheckFailed(
-            "HOSTTOOL-027",
-            "the runtime did not receive the answer",
-            expected=[answer],
-            observed=received,
-        )
+        # The check's own verdicts inside the block: a SHOULD slip of the grammar never
+        # hides them (see grammar_first).
+        echoed = [
+            wire.get("result")
+            for recorded in adapter.sessions
+            for piece in recorded.slices
+            for wire in map(to_wire, piece.parts)
+            if wire.get("type") == "tool-result" and wire.get("toolCallId") == "q"
+        ]
+        if echoed and echoed[-1] != answer:
+            raise CheckFailed(
+                "HOSTTOOL-027",
+                "the runtime went on with an answer the host never gave (it did not wait for "
+                "submit_tool_result)",
+                expected=answer,
+                observed=echoed[-1],
+            )
+        received = [
+            e.output
+            for e in observations(adapter).of_kind(ToolResultReceived)
+            if e.tool_call_id == "q"
+        ]
+        if received != [answer]:
+            raise CheckFailed(
+                "HOSTTOOL-027",
+                "the runtime did not receive the answer",
+                expected=[answer],
+                observed=received,
+            )
 
 
 # -- held, aborted, crashed and resumed turns ---------------------------------------------

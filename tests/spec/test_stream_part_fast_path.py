@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from harness_testkit.conformance import corrupted_stream_parts, stream_parts
 from harness_testkit.spec import parse_stream_part
-from harness_testkit.spec._stream_parts import _STREAM_PART_ADAPTER
+from harness_testkit.spec._stream_parts import _STREAM_PART_ADAPTER, refuse_unbounded
 
 
 class _Text(str):
@@ -23,7 +23,9 @@ class _Text(str):
 
 
 def _validator_outcome(obj: Any) -> tuple[str, Any]:
+    """The outcome of the path every part not taken by the fast path goes through."""
     try:
+        refuse_unbounded(obj, "StreamPart")
         part = _STREAM_PART_ADAPTER.validate_python(obj, by_alias=True, by_name=False)
     except ValidationError as error:
         return "error", error.errors(include_url=False)
