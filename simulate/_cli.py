@@ -51,7 +51,6 @@ __all__ = ["simulate"]
 _STARTER = "quickstart"
 _EXIT_BAD_SCENARIO = 2
 _EXIT_INTERRUPTED = 130
-_QUIET_FAILURES = 5
 _SCHEMA_FILE = "scenario.schema.json"
 
 
@@ -196,7 +195,7 @@ class ProgressRenderer(SimulationObserver):
 
 
 def _print_summary(console: Console, summary: SimulationSummary) -> None:
-    wire = summary.to_wire()
+    wire = summary.to_wire(with_sessions=False)
     table = Table(title=f"simulation {summary.scenario} (seed {summary.seed})", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -419,13 +418,14 @@ def simulate(
     _restore_sigterm(previous_term)
     _print_summary(console, summary)
     if quiet:
-        # Nothing was rendered live: say why sessions failed (the first few).
-        failed = [report for report in summary.sessions if report.status == "failed"]
-        for report in failed[:_QUIET_FAILURES]:
+        # Nothing was rendered live: say why sessions failed (the first few, which the
+        # summary keeps; the others are in their transcripts).
+        for report in summary.failures:
             console.print(
                 f"[red]session {report.session_id} failed:[/] {escape(report.error or '')}"
             )
-        if len(failed) > _QUIET_FAILURES:
-            console.print(f"... and {len(failed) - _QUIET_FAILURES} more failed sessions")
+        more = summary.ended["failed"] - len(summary.failures)
+        if more > 0:
+            console.print(f"... and {more} more failed sessions")
     if summary.status != "completed":
         sys.exit(1)
