@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
@@ -29,6 +28,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 import yaml
 from pydantic import Field, field_validator, model_validator
 
+from harness_testkit._patterns import check_pattern
 from harness_testkit.spec import JSONValue, ToolUseKind, UnifiedFinishReason, WireModel, load_yaml
 
 __all__ = [
@@ -70,12 +70,9 @@ class ScriptModel(WireModel):
 
 
 def _check_regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as error:
-            raise ValueError(f"{value!r} is not a valid regular expression: {error}") from error
-    return value
+    # RE2, not `re`: a scripted pattern runs in linear time, so a hostile one cannot hang
+    # the run; what RE2 cannot run is refused here, when the file is loaded.
+    return check_pattern(value)
 
 
 # -- results, usage, conditions ---------------------------------------------------------

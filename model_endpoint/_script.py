@@ -16,7 +16,6 @@ endpoint receives is answered by the next reply whose ``match`` holds::
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
@@ -33,6 +32,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from harness_testkit._patterns import check_pattern
 from harness_testkit.spec import JSONValue
 
 __all__ = [
@@ -72,12 +72,9 @@ class EndpointModel(BaseModel):
 
 
 def _check_regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as error:
-            raise ValueError(f"{value!r} is not a valid regular expression: {error}") from error
-    return value
+    # RE2, not `re`: a scripted pattern runs in linear time, so a hostile one cannot hang
+    # the run; what RE2 cannot run is refused here, when the file is loaded.
+    return check_pattern(value)
 
 
 # -- content blocks -----------------------------------------------------------------------
