@@ -65,6 +65,7 @@ class _LiveObjects(SimulationObserver):
         self.peak_reports = max(self.peak_reports, sum(ref() is not None for ref in self.reports))
 
 
+@pytest.mark.requirement("DECISION-010")
 async def test_the_runner_keeps_no_session_object_after_the_session_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -96,6 +97,7 @@ async def test_the_runner_keeps_no_session_object_after_the_session_ends(
     assert summary.ended == {"completed": 40, "failed": 0, "cancelled": 0}
 
 
+@pytest.mark.requirement("DECISION-010")
 async def test_reports_are_read_back_from_the_transcripts_in_index_order(tmp_path: Path) -> None:
     loaded = load_scenario(builtin_scenario_path("many-sessions"))
     options = SimulationOptions(
