@@ -26,6 +26,7 @@ from rich.table import Table
 
 from harness_testkit.spec import ConsumerPart
 
+from ._loading import LoadedScenario, builtin_scenario_path, builtin_scenarios, load_scenario
 from ._runner import (
     SessionReport,
     SimulationObserver,
@@ -35,16 +36,7 @@ from ._runner import (
 from ._runner import (
     simulate as run_simulation,
 )
-from ._scenario import (
-    HostAction,
-    LoadedScenario,
-    ScenarioError,
-    action_name,
-    builtin_scenario_path,
-    builtin_scenarios,
-    load_scenario,
-    render_json_schema,
-)
+from ._scenario import HostAction, ScenarioError, action_name, render_json_schema
 
 __all__ = ["simulate"]
 

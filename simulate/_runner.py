@@ -40,6 +40,7 @@ from harness_testkit.spec import (
     SandboxProvider,
 )
 
+from ._loading import LoadedScenario
 from ._scenario import (
     ApproveAction,
     CompactAction,
@@ -47,7 +48,6 @@ from ._scenario import (
     DenyAction,
     DetachAction,
     HostAction,
-    LoadedScenario,
     PromptAction,
     StopAction,
     SuspendAction,

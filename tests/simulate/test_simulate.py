@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
+from harness_testkit.simulate._loading import builtin_scenario_path, load_scenario
 from harness_testkit.simulate._runner import (
     VOLATILE_FIELDS,
     SessionReport,
@@ -17,11 +18,7 @@ from harness_testkit.simulate._runner import (
     percentile,
     simulate,
 )
-from harness_testkit.simulate._scenario import (
-    HostAction,
-    builtin_scenario_path,
-    load_scenario,
-)
+from harness_testkit.simulate._scenario import HostAction
 from harness_testkit.spec import ConsumerPart
 
 from .support import read_lines, stable_bytes, write_scenario

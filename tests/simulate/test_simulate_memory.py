@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness_testkit.simulate import _runner
+from harness_testkit.simulate._loading import builtin_scenario_path, load_scenario
 from harness_testkit.simulate._runner import SimulationObserver, SimulationOptions, simulate
-from harness_testkit.simulate._scenario import builtin_scenario_path, load_scenario
 from harness_testkit.simulate._summary import (
     LatencySketch,
     SessionCounts,
