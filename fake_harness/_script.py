@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 import yaml
 from pydantic import Field, field_validator, model_validator
 
+from harness_testkit._inputs import parse_structured, read_bounded_text
 from harness_testkit._patterns import check_pattern
 from harness_testkit.spec import JSONValue, ToolUseKind, UnifiedFinishReason, WireModel, load_yaml
 
@@ -521,12 +522,15 @@ class Script(ScriptModel):
 
         Raises:
             pydantic.ValidationError: naming the field that is wrong.
-            OSError: when the file cannot be read.
+            ValueError: the file cannot be read, is not a regular file, is larger than
+                16 MiB, not UTF-8, nested deeper than 64 levels, uses YAML aliases or
+                holds integers outside the JSON-safe range (the message names it).
         """
-        text = Path(path).read_text(encoding="utf-8")
-        if str(path).endswith(".json"):
-            return cls.from_json_text(text)
-        return cls.from_yaml(text)
+        text = read_bounded_text(Path(path), what="script")
+        document = parse_structured(
+            text, what=f"script {path}", json_only=str(path).endswith(".json")
+        )
+        return cls.model_validate(document)
 
     @classmethod
     def from_yaml(cls, text: str) -> Script:
@@ -540,8 +544,14 @@ class Script(ScriptModel):
 
     @classmethod
     def from_json_text(cls, text: str) -> Script:
-        """Validate a script written as JSON."""
-        return cls.model_validate(json.loads(text))
+        """Validate a script written as JSON.
+
+        Raises:
+            ValueError: invalid JSON, nested deeper than 64 levels or with integers
+                outside the JSON-safe range (the message names the field).
+            pydantic.ValidationError: naming the field that is wrong.
+        """
+        return cls.model_validate(parse_structured(text, what="<script>", json_only=True))
 
     @classmethod
     def from_texts(cls, *texts: str) -> Script:
