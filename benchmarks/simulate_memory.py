@@ -196,7 +196,7 @@ def measure(quick: bool) -> Section:
                 "peak RSS growth per extra session between the smallest and the largest run"
             ),
             limit=SLOPE_LIMIT_BYTES,
-            measured=max(between, 0.0) or None,
+            measured=max(between, 0.0),
             unit="B",
         ),
     ]
