@@ -14,6 +14,8 @@ variants interleave round by round), so targets hold on any machine:
 - ``sandbox``: sandbox provider operations next to their raw floor (Docker when an engine
   is reachable);
 - ``suite``: wall time of ``harness-testkit check --self`` per conformance profile;
+- ``simulate-memory`` (on request only): ``simulate``'s peak RSS at 1,000, 10,000 and
+  100,000 sessions, concurrency 100, one process each (flat: bounded by the concurrency);
 - ``official`` (``--official``, on request only): the reference agent next to the
   official TypeScript agent on five workloads (needs Node.js 20+).
 

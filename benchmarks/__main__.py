@@ -2,7 +2,7 @@
 
 Options: ``--quick`` (a short run), ``--out PATH`` (default ``benchmarks/results.json``),
 ``--only NAME`` (repeatable or comma-separated; names: agent, scaling, continuations,
-concurrency, sandbox, suite, official), ``--official`` (the comparison with the official
+concurrency, sandbox, suite, official, simulate-memory), ``--official`` (the comparison with the official
 TypeScript agent; needs Node.js 20+; exit status 2 without it), ``--scale FACTOR``
 (multiplies the scripted-adapter workload sizes of ``agent``, ``scaling`` and
 ``official``; for smoke runs).
@@ -35,9 +35,11 @@ BENCHMARKS: dict[str, str] = {
     "sandbox": "benchmarks.sandbox",
     "suite": "benchmarks.suite",
     "official": "benchmarks.official",
+    "simulate-memory": "benchmarks.simulate_memory",
 }
-#: Run only when asked for (``--official`` or ``--only official``): it needs Node.js.
-ON_REQUEST = ("official",)
+#: Run only when asked for (``--official`` or ``--only NAME``): ``official`` needs
+#: Node.js, ``simulate-memory`` runs 100,000 sessions (about 20 minutes).
+ON_REQUEST = ("official", "simulate-memory")
 SCHEMA_VERSION = 1
 
 

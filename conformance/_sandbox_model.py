@@ -328,7 +328,7 @@ class SandboxCheckContext:
             @settings(
                 max_examples=self.target.max_examples,
                 deadline=None,
-                suppress_health_check=list(HealthCheck),
+                suppress_health_check=[HealthCheck.too_slow],
             )
             @given(strategy)
             def property_check(example: _T) -> None:

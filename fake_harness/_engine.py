@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeAlias
 import anyio
 import jsonschema
 
+from harness_testkit._patterns import pattern_search
 from harness_testkit.spec import (
     ErrorPart,
     FileChangePart,
@@ -204,12 +205,12 @@ class TurnEngine:
                 value, is_error = output
                 if condition.is_error is not None and is_error != condition.is_error:
                     result = False
-                if condition.output_matches is not None and not re.search(
+                if condition.output_matches is not None and not pattern_search(
                     condition.output_matches, output_text(value)
                 ):
                     result = False
         if condition.user_message_matches is not None and not any(
-            re.search(condition.user_message_matches, message)
+            pattern_search(condition.user_message_matches, message)
             for message in self.progress.user_messages
         ):
             result = False
@@ -652,7 +653,7 @@ class TurnEngine:
         if common == "webSearch":
             query = tool_input.get("query")
             for answer in self.ctx.script.web_search:
-                if isinstance(query, str) and re.search(answer.query_matches, query):
+                if isinstance(query, str) and pattern_search(answer.query_matches, query):
                     return ScriptedResult(value=answer.results)
             return ScriptedResult(value=[])
         return ScriptedResult(value="ok")

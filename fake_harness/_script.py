@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
@@ -29,6 +28,8 @@ from typing import Annotated, Any, Literal, TypeAlias
 import yaml
 from pydantic import Field, field_validator, model_validator
 
+from harness_testkit._inputs import parse_structured, read_bounded_text
+from harness_testkit._patterns import check_pattern
 from harness_testkit.spec import JSONValue, ToolUseKind, UnifiedFinishReason, WireModel, load_yaml
 
 __all__ = [
@@ -70,12 +71,9 @@ class ScriptModel(WireModel):
 
 
 def _check_regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as error:
-            raise ValueError(f"{value!r} is not a valid regular expression: {error}") from error
-    return value
+    # RE2, not `re`: a scripted pattern runs in linear time, so a hostile one cannot hang
+    # the run; what RE2 cannot run is refused here, when the file is loaded.
+    return check_pattern(value)
 
 
 # -- results, usage, conditions ---------------------------------------------------------
@@ -524,12 +522,15 @@ class Script(ScriptModel):
 
         Raises:
             pydantic.ValidationError: naming the field that is wrong.
-            OSError: when the file cannot be read.
+            ValueError: the file cannot be read, is not a regular file, is larger than
+                16 MiB, not UTF-8, nested deeper than 64 levels, uses YAML aliases or
+                holds integers outside the JSON-safe range (the message names it).
         """
-        text = Path(path).read_text(encoding="utf-8")
-        if str(path).endswith(".json"):
-            return cls.from_json_text(text)
-        return cls.from_yaml(text)
+        text = read_bounded_text(Path(path), what="script")
+        document = parse_structured(
+            text, what=f"script {path}", json_only=str(path).endswith(".json")
+        )
+        return cls.model_validate(document)
 
     @classmethod
     def from_yaml(cls, text: str) -> Script:
@@ -543,8 +544,14 @@ class Script(ScriptModel):
 
     @classmethod
     def from_json_text(cls, text: str) -> Script:
-        """Validate a script written as JSON."""
-        return cls.model_validate(json.loads(text))
+        """Validate a script written as JSON.
+
+        Raises:
+            ValueError: invalid JSON, nested deeper than 64 levels or with integers
+                outside the JSON-safe range (the message names the field).
+            pydantic.ValidationError: naming the field that is wrong.
+        """
+        return cls.model_validate(parse_structured(text, what="<script>", json_only=True))
 
     @classmethod
     def from_texts(cls, *texts: str) -> Script:

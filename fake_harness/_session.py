@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from harness_testkit._patterns import pattern_search
 from harness_testkit.spec import (
     ContinueTurnOptions,
     ContinueTurnState,
@@ -53,7 +53,7 @@ def prompt_text(prompt: UserMessage) -> str:
 def _select_turn(script: Script, text: str, conversation: Conversation) -> tuple[int, int]:
     """Return (script turn index, next sequence position) for a prompt."""
     for index, turn in enumerate(script.turns):
-        if turn.prompt_matches is not None and re.search(turn.prompt_matches, text):
+        if turn.prompt_matches is not None and pattern_search(turn.prompt_matches, text):
             return index, conversation.sequence
     sequential = [index for index, turn in enumerate(script.turns) if turn.prompt_matches is None]
     if not sequential:

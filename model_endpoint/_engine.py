@@ -13,6 +13,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from harness_testkit._patterns import pattern_search
 from harness_testkit.spec import JSONValue
 
 from ._records import EndpointError, EndpointErrorKind, RecordedRequest
@@ -298,7 +299,7 @@ def _mismatch(match: ReplyMatch, request: RecordedRequest) -> str | None:
     reasons: list[str] = []
     if match.last_user_text is not None:
         text = request.last_user_text
-        if text is None or re.search(match.last_user_text, text) is None:
+        if text is None or not pattern_search(match.last_user_text, text):
             reasons.append(f"lastUserText {match.last_user_text!r} not found in {text!r}")
     if match.tool_result is not None:
         wanted = match.tool_result
@@ -308,7 +309,7 @@ def _mismatch(match: ReplyMatch, request: RecordedRequest) -> str | None:
         else:
             if wanted.is_error is not None and result.is_error != wanted.is_error:
                 reasons.append(f"tool result {wanted.tool_call_id!r} has isError={result.is_error}")
-            if wanted.content_matches is not None and not re.search(
+            if wanted.content_matches is not None and not pattern_search(
                 wanted.content_matches, result.content
             ):
                 reasons.append(

@@ -15,8 +15,6 @@ endpoint receives is answered by the next reply whose ``match`` holds::
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
@@ -33,7 +31,9 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from harness_testkit.spec import JSONValue
+from harness_testkit._inputs import MAX_DEPTH, parse_structured, read_bounded_text
+from harness_testkit._patterns import check_pattern
+from harness_testkit.spec import JSONValue, safe_load_bounded
 
 __all__ = [
     "Block",
@@ -72,12 +72,9 @@ class EndpointModel(BaseModel):
 
 
 def _check_regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as error:
-            raise ValueError(f"{value!r} is not a valid regular expression: {error}") from error
-    return value
+    # RE2, not `re`: a scripted pattern runs in linear time, so a hostile one cannot hang
+    # the run; what RE2 cannot run is refused here, when the file is loaded.
+    return check_pattern(value)
 
 
 # -- content blocks -----------------------------------------------------------------------
@@ -380,17 +377,27 @@ class EndpointScript(EndpointModel):
 
         Raises:
             pydantic.ValidationError: naming the field that is wrong.
-            OSError: when the file cannot be read.
+            ValueError: the file cannot be read, is not a regular file, is larger than
+                16 MiB, not UTF-8, nested deeper than 64 levels or uses YAML aliases
+                (the message names it).
         """
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_bounded_text(Path(path), what="endpoint script")
         if str(path).endswith(".json"):
-            return cls.model_validate(json.loads(text))
+            return cls.model_validate(
+                parse_structured(text, what=f"endpoint script {path}", json_only=True)
+            )
         return cls.from_yaml(text)
 
     @classmethod
     def from_yaml(cls, text: str) -> EndpointScript:
-        """Validate a script written as YAML (JSON is YAML too)."""
-        return cls.model_validate(yaml.safe_load(text))
+        """Validate a script written as YAML (JSON is YAML too): no aliases, nested at
+        most 64 deep.
+
+        Raises:
+            yaml.YAMLError: invalid YAML, an alias or deeper nesting.
+            pydantic.ValidationError: naming the field that is wrong.
+        """
+        return cls.model_validate(safe_load_bounded(text, max_depth=MAX_DEPTH))
 
     @classmethod
     def from_texts(cls, *texts: str) -> EndpointScript:

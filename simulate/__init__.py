@@ -9,22 +9,22 @@ This is the only package that imports both ``harness_testkit.reference`` and
 ``harness_testkit.fake_harness``.
 """
 
-from ._runner import VOLATILE_FIELDS as SIMULATION_VOLATILE_FIELDS
-from ._runner import SessionReport as SessionReport
+from ._loading import LoadedScenario as LoadedScenario
+from ._loading import builtin_scenario_path as builtin_scenario_path
+from ._loading import builtin_scenarios as builtin_scenarios
+from ._loading import load_scenario as load_scenario
+from ._loading import parse_scenario as parse_scenario
 from ._runner import SimulationObserver as SimulationObserver
 from ._runner import SimulationOptions as SimulationOptions
-from ._runner import SimulationSummary as SimulationSummary
 from ._runner import normalize_transcript_line as normalize_transcript_line
 from ._runner import simulate as simulate
-from ._scenario import LoadedScenario as LoadedScenario
 from ._scenario import Scenario as Scenario
 from ._scenario import ScenarioError as ScenarioError
 from ._scenario import ScenarioIssue as ScenarioIssue
-from ._scenario import builtin_scenario_path as builtin_scenario_path
-from ._scenario import builtin_scenarios as builtin_scenarios
-from ._scenario import load_scenario as load_scenario
-from ._scenario import parse_scenario as parse_scenario
 from ._scenario import scenario_json_schema as scenario_json_schema
+from ._summary import VOLATILE_FIELDS as SIMULATION_VOLATILE_FIELDS
+from ._summary import SessionReport as SessionReport
+from ._summary import SimulationSummary as SimulationSummary
 
 __all__ = [
     "SIMULATION_VOLATILE_FIELDS",

@@ -26,6 +26,7 @@ from rich.table import Table
 
 from harness_testkit.spec import ConsumerPart
 
+from ._loading import LoadedScenario, builtin_scenario_path, builtin_scenarios, load_scenario
 from ._runner import (
     SessionReport,
     SimulationObserver,
@@ -35,23 +36,13 @@ from ._runner import (
 from ._runner import (
     simulate as run_simulation,
 )
-from ._scenario import (
-    HostAction,
-    LoadedScenario,
-    ScenarioError,
-    action_name,
-    builtin_scenario_path,
-    builtin_scenarios,
-    load_scenario,
-    render_json_schema,
-)
+from ._scenario import HostAction, ScenarioError, action_name, render_json_schema
 
 __all__ = ["simulate"]
 
 _STARTER = "quickstart"
 _EXIT_BAD_SCENARIO = 2
 _EXIT_INTERRUPTED = 130
-_QUIET_FAILURES = 5
 _SCHEMA_FILE = "scenario.schema.json"
 
 
@@ -196,7 +187,7 @@ class ProgressRenderer(SimulationObserver):
 
 
 def _print_summary(console: Console, summary: SimulationSummary) -> None:
-    wire = summary.to_wire()
+    wire = summary.to_wire(with_sessions=False)
     table = Table(title=f"simulation {summary.scenario} (seed {summary.seed})", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -419,13 +410,14 @@ def simulate(
     _restore_sigterm(previous_term)
     _print_summary(console, summary)
     if quiet:
-        # Nothing was rendered live: say why sessions failed (the first few).
-        failed = [report for report in summary.sessions if report.status == "failed"]
-        for report in failed[:_QUIET_FAILURES]:
+        # Nothing was rendered live: say why sessions failed (the first few, which the
+        # summary keeps; the others are in their transcripts).
+        for report in summary.failures:
             console.print(
                 f"[red]session {report.session_id} failed:[/] {escape(report.error or '')}"
             )
-        if len(failed) > _QUIET_FAILURES:
-            console.print(f"... and {len(failed) - _QUIET_FAILURES} more failed sessions")
+        more = summary.ended["failed"] - len(summary.failures)
+        if more > 0:
+            console.print(f"... and {more} more failed sessions")
     if summary.status != "completed":
         sys.exit(1)

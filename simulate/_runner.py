@@ -8,7 +8,11 @@ session. Every session writes a JSONL transcript, flushed line by line::
     {"kind": "action", "index": 0, "action": {"prompt": "Hello"}}
     {"kind": "part", "action": 0, "part": {"type": "text-delta", ...}}   one per consumer part
     {"kind": "action-end", "index": 0, "turnState": "idle", ..., "latencySeconds": 0.01}
-    {"kind": "session-end", "status": "completed", "counts": {...}}
+    {"kind": "session-end", "status": "completed", "counts": {...}, "latencySeconds": [...]}
+
+The ``session-end`` line is the session's report (with ``error`` when it failed): the run
+keeps no report once a session ended, only running totals (see ``_summary``), so memory
+follows the concurrency, not the number of sessions.
 
 Same scenario and seed give byte-identical transcripts apart from the declared
 :data:`VOLATILE_FIELDS` (latencies and wall times): ids come from seeded
@@ -20,24 +24,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import shutil
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 import anyio
 
-from harness_testkit import __version__
 from harness_testkit.reference import AgentSession, IdGenerator, StreamResult
 from harness_testkit.spec import (
     ConsumerPart,
     SandboxProvider,
 )
 
+from ._loading import LoadedScenario
 from ._scenario import (
     ApproveAction,
     CompactAction,
@@ -45,13 +48,22 @@ from ._scenario import (
     DenyAction,
     DetachAction,
     HostAction,
-    LoadedScenario,
     PromptAction,
     StopAction,
     SuspendAction,
     ToolResultAction,
     action_name,
     selected_tools,
+)
+from ._summary import (
+    VOLATILE_FIELDS,
+    SessionCounts,
+    SessionReport,
+    SessionReports,
+    SimulationSummary,
+    TranscriptWriter,
+    percentile,
+    session_id_for,
 )
 
 __all__ = [
@@ -66,21 +78,6 @@ __all__ = [
     "session_id_for",
     "simulate",
 ]
-
-#: Keys whose values differ between two runs of the same scenario and seed (measured
-#: with a monotonic clock or read from the wall clock); everything else is reproducible.
-VOLATILE_FIELDS: frozenset[str] = frozenset({"latencySeconds", "latency", "durationSeconds"})
-
-SessionStatusName = Literal["completed", "failed", "cancelled"]
-
-# Tool names under which the agent reports runtime file changes and compactions.
-_FILE_CHANGE_TOOL = "fileChange"
-_COMPACTION_TOOL = "compaction"
-
-
-def session_id_for(seed: int, index: int) -> str:
-    """The deterministic id of session ``index`` of a run with ``seed``."""
-    return f"sim-{seed}-{index}"
 
 
 def _derived_seed(*parts: object) -> int:
@@ -101,15 +98,6 @@ def normalize_transcript_line(line: Mapping[str, Any]) -> dict[str, Any]:
 
     result: dict[str, Any] = strip(line)
     return result
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The nearest-rank ``q``-th percentile (``0 < q <= 100``); ``None`` without values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 # -- options, observer, reports -----------------------------------------------------------
@@ -161,206 +149,6 @@ class SimulationObserver:
 
     def session_finished(self, report: SessionReport) -> None:
         """A session ended (completed, failed or cancelled)."""
-
-
-@dataclass
-class SessionCounts:
-    """What happened in a session (or a run), counted from consumer parts and actions."""
-
-    turns: int = 0
-    slices: int = 0
-    steps: int = 0
-    tool_calls: int = 0
-    approvals: int = 0
-    file_changes: int = 0
-    compactions: int = 0
-    tool_errors: int = 0
-    errors: int = 0
-
-    def count_part(self, part: ConsumerPart) -> None:
-        """Count one consumer part."""
-        kind = part.type
-        if kind == "finish-step":
-            self.steps += 1
-        elif kind == "tool-call":
-            name = getattr(part, "tool_name", "")
-            if name == _FILE_CHANGE_TOOL:
-                self.file_changes += 1
-            elif name == _COMPACTION_TOOL:
-                self.compactions += 1
-            else:
-                self.tool_calls += 1
-        elif kind == "tool-approval-request":
-            self.approvals += 1
-        elif kind == "tool-error":
-            self.tool_errors += 1
-        elif kind in ("error", "abort"):
-            self.errors += 1
-
-    def add(self, other: SessionCounts) -> None:
-        """Add ``other``'s counts to these."""
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def to_wire(self) -> dict[str, int]:
-        """camelCase counts."""
-        return {
-            "turns": self.turns,
-            "slices": self.slices,
-            "steps": self.steps,
-            "toolCalls": self.tool_calls,
-            "approvals": self.approvals,
-            "fileChanges": self.file_changes,
-            "compactions": self.compactions,
-            "toolErrors": self.tool_errors,
-            "errors": self.errors,
-        }
-
-
-def _latency(values: Sequence[float]) -> dict[str, Any]:
-    return {
-        "unit": "seconds",
-        "samples": len(values),
-        "p50": percentile(values, 50),
-        "p90": percentile(values, 90),
-        "p99": percentile(values, 99),
-    }
-
-
-@dataclass
-class SessionReport:
-    """How one session went.
-
-    Attributes:
-        session_id: ``sim-<seed>-<n>``.
-        status: ``completed``, ``failed`` (an action could not be applied or raised) or
-            ``cancelled`` (the run was interrupted).
-        counts: Its counts.
-        latencies: Seconds per turn slice (prompt and continuations), monotonic clock.
-        error: What failed, when it failed.
-        transcript: The transcript file.
-    """
-
-    session_id: str
-    status: SessionStatusName = "completed"
-    counts: SessionCounts = field(default_factory=SessionCounts)
-    latencies: list[float] = field(default_factory=list)
-    error: str | None = None
-    transcript: Path | None = None
-
-    def to_wire(self, out_dir: Path) -> dict[str, Any]:
-        """The summary entry of the session."""
-        entry: dict[str, Any] = {
-            "sessionId": self.session_id,
-            "status": self.status,
-            "counts": self.counts.to_wire(),
-            "latency": _latency(self.latencies),
-        }
-        if self.error is not None:
-            entry["error"] = self.error
-        if self.transcript is not None:
-            entry["transcript"] = self.transcript.relative_to(out_dir).as_posix()
-        return entry
-
-
-@dataclass
-class SimulationSummary:
-    """The run's outcome (written as ``summary.json``).
-
-    Attributes:
-        scenario: The scenario's name.
-        digest: The scenario's digest.
-        seed: The simulation seed.
-        sandbox: The sandbox kind.
-        concurrency: Sessions run at once.
-        sessions: One report per session that started, in index order.
-        planned: Sessions the run was asked for.
-        interrupted: The run was cancelled before every session ended.
-        duration_seconds: Wall time of the whole run (volatile).
-        out_dir: Where the files are.
-    """
-
-    scenario: str
-    digest: str
-    seed: int
-    sandbox: str
-    concurrency: int
-    planned: int
-    out_dir: Path
-    sessions: list[SessionReport] = field(default_factory=list)
-    interrupted: bool = False
-    duration_seconds: float = 0.0
-
-    @property
-    def status(self) -> Literal["completed", "failed", "interrupted"]:
-        """``interrupted``, else ``failed`` when a session failed, else ``completed``."""
-        if self.interrupted:
-            return "interrupted"
-        if any(report.status != "completed" for report in self.sessions):
-            return "failed"
-        return "completed"
-
-    @property
-    def totals(self) -> SessionCounts:
-        """Counts summed over sessions."""
-        total = SessionCounts()
-        for report in self.sessions:
-            total.add(report.counts)
-        return total
-
-    @property
-    def latencies(self) -> list[float]:
-        """Every turn-slice latency of the run."""
-        return [value for report in self.sessions for value in report.latencies]
-
-    def to_wire(self) -> dict[str, Any]:
-        """The ``summary.json`` document."""
-        return {
-            "kitVersion": __version__,
-            "scenario": self.scenario,
-            "scenarioDigest": self.digest,
-            "seed": self.seed,
-            "sandbox": self.sandbox,
-            "concurrency": self.concurrency,
-            "status": self.status,
-            "sessionsPlanned": self.planned,
-            "sessionsRun": len(self.sessions),
-            "sessionsFailed": sum(1 for r in self.sessions if r.status == "failed"),
-            "totals": self.totals.to_wire(),
-            "latency": _latency(self.latencies),
-            "durationSeconds": self.duration_seconds,
-            "volatileFields": sorted(VOLATILE_FIELDS),
-            "sessions": [report.to_wire(self.out_dir) for report in self.sessions],
-        }
-
-    def write(self) -> Path:
-        """Write ``summary.json`` into ``out_dir`` and return its path."""
-        path = self.out_dir / "summary.json"
-        path.write_text(
-            json.dumps(self.to_wire(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        return path
-
-
-class TranscriptWriter:
-    """Appends JSON lines to a transcript, flushing each so an interrupted run keeps them."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: IO[str] | None = path.open("w", encoding="utf-8")
-
-    def write(self, line: Mapping[str, Any]) -> None:
-        """Write one line (compact JSON, keys in insertion order)."""
-        if self._file is None:
-            return
-        self._file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        """Close the file; later writes are dropped."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
 
 
 # -- one session --------------------------------------------------------------------------
@@ -538,13 +326,7 @@ class _SessionRun:
         finally:
             with anyio.CancelScope(shield=True):
                 await self._teardown()
-                self.transcript.write(
-                    {
-                        "kind": "session-end",
-                        "status": self.report.status,
-                        "counts": self.report.counts.to_wire(),
-                    }
-                )
+                self.transcript.write(self.report.end_line())
                 self.transcript.close()
                 self.observer.session_finished(self.report)
         return self.report
@@ -724,14 +506,17 @@ async def simulate(
         planned=count,
         out_dir=out_dir,
     )
-    reports: dict[int, SessionReport] = {}
     started = time.perf_counter()
     # Sessions are produced lazily: `concurrency` workers take the next index, so memory
-    # follows the concurrency, not the session count (no task waits for its turn).
+    # follows the concurrency, not the session count (no task waits for its turn), and a
+    # session's report is folded into the summary's totals as it ends, then dropped.
     next_index = iter(range(count))
+    taken = 0
 
     async def worker() -> None:
+        nonlocal taken
         for index in next_index:
+            taken += 1
             await run_one(index)
 
     async def run_one(index: int) -> None:
@@ -747,7 +532,7 @@ async def simulate(
         try:
             await run.run()
         finally:
-            reports[index] = run.report
+            summary.record(run.report)
 
     try:
         async with anyio.create_task_group() as group:
@@ -757,7 +542,8 @@ async def simulate(
         summary.interrupted = True
         raise
     finally:
-        summary.sessions = [reports[index] for index in sorted(reports)]
+        # Indices are taken in order, so the sessions that started are 0 .. taken - 1.
+        summary.sessions = SessionReports(sessions_dir, seed, taken)
         summary.duration_seconds = round(time.perf_counter() - started, 6)
         with anyio.CancelScope(shield=True):
             if root is not None:

@@ -79,12 +79,13 @@ AREAS: Final[tuple[str, ...]] = (
 
 _ID_PATTERN: Final = re.compile(r"^[A-Z]+-\d{3}$")
 # One reference inside ``source``: a notes rule ("4.7"), a section of the sandbox notes
-# ("sandboxes 1.1"), an ambiguity of the notes' list ("ambiguity 24") or one of the
-# project decisions ("decision 1").
+# ("sandboxes 1.1"), an ambiguity of the notes' list ("ambiguity 24"), one of the
+# project decisions ("decision 1") or the project issue that decided how the kit itself
+# behaves ("issue 14": the gate's exit codes, bounded inputs), where no rule applies.
 _SOURCE_REFERENCE_PATTERN: Final = re.compile(
-    r"^(?:\d+(?:\.\d+)+|sandboxes \d+(?:\.\d+)*|ambiguity \d+|decision \d+)$"
+    r"^(?:\d+(?:\.\d+)+|sandboxes \d+(?:\.\d+)*|ambiguity \d+|decision \d+|issue \d+)$"
 )
-_DECISION_PREFIXES: Final = ("ambiguity", "decision")
+_DECISION_PREFIXES: Final = ("ambiguity", "decision", "issue")
 _EnumT = TypeVar("_EnumT", bound=StrEnum)
 
 
@@ -137,13 +138,14 @@ class Requirement(BaseModel):
         area: Area code; always equal to the id prefix and one of :data:`AREAS`.
         statement: One present-tense sentence saying who must do what.
         source: Comma-separated references: notes rule numbers (``"4.8, 4.10"``),
-            ``"sandboxes 1.1"``, ``"ambiguity 24"`` or ``"decision 1"``.
+            ``"sandboxes 1.1"``, ``"ambiguity 24"``, ``"decision 1"`` or ``"issue 14"``
+            (a decision of the project's issue tracker about the kit itself).
         subject: Who the requirement binds.
         checkability: How (and by which suite) it can be checked.
         depends_on: Ids that must hold for this requirement to be meaningful; when one
             of them fails, this one is reported as blocked instead of failed.
         decision: The project's decision, present exactly when ``source`` starts with
-            ``ambiguity`` or ``decision``.
+            ``ambiguity``, ``decision`` or ``issue``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)

@@ -287,7 +287,7 @@ async def approval_machine(ctx: CheckContext, scenario: Any) -> None:
         deadline=None,
         database=None,
         derandomize=True,
-        suppress_health_check=list(HealthCheck),
+        suppress_health_check=[HealthCheck.too_slow],
     )
     await anyio.to_thread.run_sync(
         lambda: run_state_machine_as_test(machine, settings=machine_settings)

@@ -123,6 +123,7 @@ def test_parse_stream_and_consumer_parts_return_or_refuse(value: Any, kind: str,
 
 @settings(max_examples=80)
 @given(text=st.text(max_size=200) | hostile_json.map(json.dumps))
+@pytest.mark.requirement("DECISION-008")
 def test_structured_inputs_parse_or_refuse_by_name(text: str) -> None:
     for json_only in (True, False):
         message = "input"
@@ -133,6 +134,7 @@ def test_structured_inputs_parse_or_refuse_by_name(text: str) -> None:
         assert message.startswith("input")
 
 
+@pytest.mark.requirement("DECISION-008")
 def test_special_files_and_alias_bombs_are_refused(tmp_path: Path) -> None:
     from harness_testkit.conformance._inputs import read_structured
 
@@ -197,6 +199,7 @@ def valid_bundle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     value=hostile_json | st.sampled_from(["os:getpid", "self:nope", "nope.check", "self:minimal"]),
     drop=st.booleans(),
 )
+@pytest.mark.requirement("DECISION-008")
 def test_replay_of_a_malformed_bundle_is_a_clear_error(
     valid_bundle: dict[str, Any], tmp_path: Path, key: str, value: Any, drop: bool
 ) -> None:

@@ -59,6 +59,7 @@ def _one_line_error(result: Any, *fragments: str) -> None:
 # -- exit codes ----------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("DECISION-003")
 def test_an_unknown_check_id_is_a_usage_error_not_a_failure() -> None:
     _one_line_error(_invoke("--self", "--check", "nope.id"), "unknown check ids: nope.id")
 
@@ -72,16 +73,19 @@ def test_comma_lists_select_several_checks() -> None:
     ]
 
 
+@pytest.mark.requirement("DECISION-003")
 def test_a_bad_adapter_path_is_a_setup_error() -> None:
     _one_line_error(_invoke("no_such_module_xyz:factory"), "cannot import")
 
 
+@pytest.mark.requirement("DECISION-003")
 def test_a_factory_that_raises_is_a_setup_error_not_adapter_001() -> None:
     _one_line_error(
         _invoke(f"{ADAPTERS}:raising"), "raised RuntimeError: no credentials for the runtime"
     )
 
 
+@pytest.mark.requirement("DECISION-003", "DECISION-008")
 def test_a_bad_capability_file_is_a_setup_error(tmp_path: Path) -> None:
     _one_line_error(
         _invoke(f"{ADAPTERS}:minimal", "--capabilities", "/dev/zero"), "not a regular file"
@@ -94,6 +98,7 @@ def test_a_bad_capability_file_is_a_setup_error(tmp_path: Path) -> None:
     _one_line_error(_invoke(f"{ADAPTERS}:minimal", "--capabilities", str(wrong)), "turn_timeout")
 
 
+@pytest.mark.requirement("DECISION-003")
 def test_an_internal_error_of_the_kit_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: Any, **kwargs: Any) -> Report:
         raise RuntimeError("a bug in the kit")
@@ -104,6 +109,7 @@ def test_an_internal_error_of_the_kit_exits_3(monkeypatch: pytest.MonkeyPatch) -
     assert "internal error of harness-testkit: RuntimeError: a bug in the kit" in result.output
 
 
+@pytest.mark.requirement("DECISION-003", "DECISION-004")
 def test_a_conformant_adapter_exits_0_and_a_failing_one_exits_1(tmp_path: Path) -> None:
     ok = _invoke(f"{ADAPTERS}:minimal", "--profile", "smoke", "--check", "stream.grammar")
     assert ok.exit_code == 0, ok.output
@@ -159,6 +165,7 @@ def _report(*results: CheckResult, adapter: str = "a:b", profile: str = "smoke")
     )
 
 
+@pytest.mark.requirement("DECISION-004", "DECISION-005", "DECISION-006")
 def test_blocked_and_skipped_musts_are_unverified_and_the_line_says_so() -> None:
     report = _report(
         _result("g", "xfail", ("STREAM-040", "STREAM-033"), failed="STREAM-040"),
@@ -189,6 +196,7 @@ def test_blocked_and_skipped_musts_are_unverified_and_the_line_says_so() -> None
     assert not verdict([report], Gate(baseline=frozenset({"STOP-014"}))).ok
 
 
+@pytest.mark.requirement("DECISION-004")
 def test_one_verdict_across_targets_and_profiles() -> None:
     good = _report(_result("g", "pass", ("STREAM-040",)), adapter="x:good", profile="smoke")
     bad = _report(
@@ -202,6 +210,7 @@ def test_one_verdict_across_targets_and_profiles() -> None:
     assert verdict([good]).line == "PASS: all 1 MUST verified and hold"
 
 
+@pytest.mark.requirement("DECISION-004")
 def test_an_error_or_a_stale_xfail_fails_the_gate() -> None:
     assert not verdict([_report(_result("e", "error", ("STREAM-040",)))]).ok
     assert "1 check erred" in verdict([_report(_result("e", "error", ("STREAM-040",)))]).line
@@ -210,6 +219,7 @@ def test_an_error_or_a_stale_xfail_fails_the_gate() -> None:
     assert "stale xfail" in stale.line
 
 
+@pytest.mark.requirement("DECISION-006")
 def test_the_gate_option_makes_capability_skips_fail(tmp_path: Path) -> None:
     args = (f"{ADAPTERS}:minimal", "--profile", "smoke", "--check", "scripted.steering")
     default = _invoke(*args)
@@ -280,6 +290,7 @@ def test_replay_never_imports_what_a_bundle_names_on_its_own(tmp_path: Path) -> 
 # -- the watchdog --------------------------------------------------------------------------
 
 
+@pytest.mark.requirement("DECISION-007")
 def test_a_blocking_adapter_fails_adapter_044_with_where_it_was_stuck_and_the_run_goes_on() -> None:
     options = RunOptions(profile="smoke", stall_timeout=0.5)
     report = run_suite(
@@ -294,6 +305,7 @@ def test_a_blocking_adapter_fails_adapter_044_with_where_it_was_stuck_and_the_ru
     assert by_id["session.identity"].status == "pass"
 
 
+@pytest.mark.requirement("DECISION-007")
 def test_a_check_over_its_wall_time_cap_fails_adapter_044() -> None:
     options = RunOptions(profile="smoke", check_timeout=0.5, stall_timeout=60)
     result = run_check(_check("stream.grammar"), _target("blocking"), options)
@@ -379,6 +391,7 @@ def test_unknown_selection_names_are_usage_errors(options: list[str]) -> None:
     _one_line_error(_invoke("--self", *options), "unknown")
 
 
+@pytest.mark.requirement("DECISION-005")
 def test_known_failures_still_count_as_declared() -> None:
     expectations = Expectations(xfail={"stream.grammar": "emits finish twice"})
     options = RunOptions(profile="smoke", expectations=expectations)

@@ -9,14 +9,16 @@ import jsonschema
 import pytest
 import yaml
 
-from harness_testkit.simulate._scenario import (
-    ApproveAction,
-    PromptAction,
-    ScenarioError,
+from harness_testkit.simulate._loading import (
     builtin_scenario_path,
     builtin_scenarios,
     load_scenario,
     parse_scenario,
+)
+from harness_testkit.simulate._scenario import (
+    ApproveAction,
+    PromptAction,
+    ScenarioError,
     render_json_schema,
     scenario_json_schema,
 )

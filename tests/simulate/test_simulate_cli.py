@@ -14,11 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness_testkit._cli import cli
-from harness_testkit.simulate._scenario import (
-    builtin_scenario_path,
-    load_scenario,
-    render_json_schema,
-)
+from harness_testkit.simulate._loading import builtin_scenario_path, load_scenario
+from harness_testkit.simulate._scenario import render_json_schema
 
 from .support import read_lines, write_scenario
 

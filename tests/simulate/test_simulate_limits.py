@@ -23,6 +23,7 @@ def _scenario_error(path: Path | str, fragment: str) -> None:
         load_scenario(path)
 
 
+@pytest.mark.requirement("DECISION-008")
 def test_special_deep_and_aliased_files_are_refused(tmp_path: Path) -> None:
     _scenario_error("/dev/zero", "not a regular file")
     deep = tmp_path / "deep.yaml"
@@ -39,6 +40,7 @@ def test_special_deep_and_aliased_files_are_refused(tmp_path: Path) -> None:
     _scenario_error(huge, "JSON-safe")
 
 
+@pytest.mark.requirement("DECISION-008")
 def test_a_script_file_is_read_within_the_same_limits(tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
     scenario.write_text(
@@ -54,6 +56,7 @@ def test_a_script_file_is_read_within_the_same_limits(tmp_path: Path) -> None:
     _scenario_error(scenario, "nesting deeper")
 
 
+@pytest.mark.requirement("DECISION-010")
 def test_sessions_are_produced_by_concurrency_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -156,7 +156,7 @@ def test_decisions_are_present_exactly_for_decision_sources(
     catalogue: RequirementCatalogue,
 ) -> None:
     for requirement in catalogue.requirements:
-        is_decision = requirement.source.startswith(("ambiguity", "decision"))
+        is_decision = requirement.source.startswith(("ambiguity", "decision", "issue"))
         assert (requirement.decision is not None) == is_decision, requirement.id
         if requirement.decision is not None:
             assert requirement.decision.strip(), requirement.id
@@ -225,6 +225,8 @@ def test_sources_reference_existing_rules(catalogue: RequirementCatalogue) -> No
                 assert int(number) in ambiguities, (requirement.id, reference)
             elif kind == "decision":
                 assert int(number) in decisions, (requirement.id, reference)
+            elif kind == "issue":
+                assert int(number) > 0, (requirement.id, reference)
             elif kind == "sandboxes":
                 if sandbox_sections is not None:
                     assert number in sandbox_sections, (requirement.id, reference)
