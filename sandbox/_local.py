@@ -76,6 +76,7 @@ _T = TypeVar("_T")
 ProcessTracking = Literal["auto", "cgroup", "sweep"]
 
 __all__ = [
+    "LOCAL_DIR_VARIABLE",
     "LocalSandboxProcess",
     "LocalSandboxProvider",
     "LocalSandboxSession",
@@ -84,8 +85,27 @@ __all__ = [
 ]
 
 
+#: Names the default base directory of local providers when set (an absolute path).
+LOCAL_DIR_VARIABLE = "HARNESS_TESTKIT_LOCAL_DIR"
+
+
 def default_local_base_dir() -> Path:
-    """Return the default base directory: ``harness-testkit-local`` in the system temp dir."""
+    """Return the default base directory.
+
+    ``$HARNESS_TESTKIT_LOCAL_DIR`` when set, else ``harness-testkit-local`` in the system
+    temp dir.
+
+    Raises:
+        ValueError: The variable is set to a relative path.
+    """
+    configured = os.environ.get(LOCAL_DIR_VARIABLE)
+    if configured:
+        if not os.path.isabs(configured):
+            raise ValueError(
+                f"{LOCAL_DIR_VARIABLE}={configured!r} must be an absolute path; unset it to "
+                "use the system temp dir"
+            )
+        return Path(configured)
     return Path(tempfile.gettempdir()) / "harness-testkit-local"
 
 
@@ -429,7 +449,7 @@ class LocalSandboxProvider:
 
     Args:
         root_dir: The base directory holding sessions, identity templates and locks
-            (default: ``harness-testkit-local`` in the system temp dir). Tests pass
+            (default: :func:`default_local_base_dir`). Tests pass
             ``tmp_path``.
         base_env: The environment commands start from (default: ``os.environ`` at the
             time of each call); a command's ``env`` merges over it.
