@@ -146,7 +146,7 @@ def option_value(config: pytest.Config, name: str) -> str | None:
 
 
 def load_factory(spec: str, option: str = "--harness-adapter") -> Any:
-    """Import ``package.module:factory`` and return the callable.
+    """Import ``package.module:factory`` and return it (callable, for ``--harness-adapter``).
 
     Raises:
         pytest.UsageError: naming what is wrong with ``spec``.
@@ -159,8 +159,10 @@ def load_factory(spec: str, option: str = "--harness-adapter") -> Any:
     except ImportError as error:
         raise pytest.UsageError(f"{option}: cannot import {module_name!r}: {error}") from error
     factory = getattr(module, attribute, None)
-    if factory is None or (option == "--harness-adapter" and not callable(factory)):
-        raise pytest.UsageError(f"{option}: {module_name}.{attribute} is missing or not callable.")
+    if factory is None:
+        raise pytest.UsageError(f"{option}: {module_name} has no attribute {attribute!r}.")
+    if option == "--harness-adapter" and not callable(factory):
+        raise pytest.UsageError(f"{option}: {module_name}.{attribute} is not callable.")
     return factory
 
 

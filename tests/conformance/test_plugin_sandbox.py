@@ -214,6 +214,10 @@ def test_ini_twins_capability_file_markers_and_fixture_override(
             "*--harness-sandbox-provider: cannot import 'nowhere_at_all'*",
         ),
         (
+            ["--harness-sandbox-provider=sandbox_providers_under_test:nope"],
+            "*--harness-sandbox-provider: sandbox_providers_under_test has no attribute 'nope'*",
+        ),
+        (
             ["--harness-sandbox-provider=sandbox_providers_under_test:ROOT"],
             "*is not a harness-sandbox-v1 provider (nor a factory returning one): got str*",
         ),
