@@ -2,7 +2,9 @@
 
 Point the kit at an adapter factory and learn, requirement by requirement, where it
 departs from harness-v1: ``harness-testkit check package.module:factory`` or, in pytest,
-a ``ConformanceSuite`` subclass. Both run the same plain check functions.
+a ``ConformanceSuite`` subclass. Both run the same plain check functions. Sandbox
+providers likewise: ``harness-testkit check-sandbox package.module:provider`` or a
+``SandboxSuite`` subclass.
 """
 
 from ._adapter_checks.registry import REGISTRY as REGISTRY
@@ -37,8 +39,11 @@ from ._sandbox_model import SandboxTarget as SandboxTarget
 from ._sandbox_model import run_sandbox_check as run_sandbox_check
 from ._sandbox_model import sandbox_file_contents as sandbox_file_contents
 from ._sandbox_model import sandbox_relative_paths as sandbox_relative_paths
+from ._sandbox_run import close_sandbox_provider as close_sandbox_provider
+from ._sandbox_run import load_sandbox_capabilities as load_sandbox_capabilities
 from ._sandbox_run import load_sandbox_target as load_sandbox_target
 from ._sandbox_run import run_sandbox_suite as run_sandbox_suite
+from ._sandbox_run import sandbox_target_from as sandbox_target_from
 from ._sandbox_suite import SANDBOX_CHECKS as SANDBOX_CHECKS
 from ._self import capabilities_of as capabilities_of
 from ._self import self_test_targets as self_test_targets
@@ -80,10 +85,12 @@ __all__ = [
     "SandboxCheckContext",
     "SandboxCheckFailed",
     "SandboxCheckSkipped",
+    "SandboxSuite",
     "SandboxTarget",
     "TraceHarness",
     "Violation",
     "capabilities_of",
+    "close_sandbox_provider",
     "consumer_parts",
     "consumer_violations",
     "continue_turn_states",
@@ -92,6 +99,7 @@ __all__ = [
     "is_scriptable",
     "json_values",
     "lifecycle_states",
+    "load_sandbox_capabilities",
     "load_sandbox_target",
     "load_target",
     "load_vector",
@@ -107,6 +115,7 @@ __all__ = [
     "run_suite",
     "sandbox_file_contents",
     "sandbox_relative_paths",
+    "sandbox_target_from",
     "self_test_targets",
     "stream_parts",
     "tool_specs",
@@ -119,4 +128,8 @@ def __getattr__(name: str) -> object:
         from ._suite import ConformanceSuite
 
         return ConformanceSuite
+    if name == "SandboxSuite":
+        from ._sandbox_pytest import SandboxSuite
+
+        return SandboxSuite
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

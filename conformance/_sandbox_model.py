@@ -47,6 +47,7 @@ __all__ = [
     "line_texts",
     "read_all",
     "run_sandbox_check",
+    "sandbox_check",
     "sandbox_file_contents",
     "sandbox_relative_paths",
     "skip_reason",
@@ -212,6 +213,24 @@ class SandboxCheck(Check):
     def capability(self) -> str | None:
         """The capability it needs, if any."""
         return self.needs[0] if self.needs else None
+
+
+def sandbox_check(
+    name: str,
+    requirements: tuple[str, ...],
+    statement: str,
+    function: Callable[[SandboxCheckContext], Awaitable[None]],
+    capability: str | None = None,
+) -> SandboxCheck:
+    """A black-box provider check (``capability``: the one it needs, if any)."""
+    return SandboxCheck(
+        id=name,
+        title=statement,
+        requirements=requirements,
+        tier="black-box",
+        needs=(capability,) if capability else (),
+        function=function,
+    )
 
 
 def skip_reason(check: SandboxCheck, capabilities: SandboxCapabilities) -> str | None:

@@ -10,6 +10,7 @@ returning one) for the command line.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import time
@@ -21,7 +22,7 @@ import anyio
 import click
 
 from harness_testkit import __version__
-from harness_testkit.spec import SandboxProvider
+from harness_testkit.spec import SandboxProvider, load_yaml
 
 from ._report import CheckResult, Report, strongest_level
 from ._sandbox_model import (
@@ -33,7 +34,15 @@ from ._sandbox_model import (
 )
 from ._sandbox_suite import SANDBOX_CHECKS
 
-__all__ = ["check_sandbox", "load_sandbox_target", "run_sandbox_suite"]
+__all__ = [
+    "check_sandbox",
+    "close_sandbox_provider",
+    "load_sandbox_capabilities",
+    "load_sandbox_target",
+    "run_sandbox_suite",
+    "sandbox_result",
+    "sandbox_target_from",
+]
 
 Backend = Literal["asyncio", "trio"]
 
@@ -48,6 +57,18 @@ def _capabilities_from(raw: object, where: str) -> SandboxCapabilities:
             raise ValueError(
                 f"{where}: unknown sandbox capabilities {unknown}; known: {sorted(known)}"
             )
+        for key, value in raw.items():
+            quota = key == "disk_quota"
+            fits = (
+                (value is None or (isinstance(value, int) and not isinstance(value, bool)))
+                if quota
+                else isinstance(value, bool)
+            )
+            if not fits:
+                wanted = "a number of bytes or null" if quota else "true or false"
+                raise ValueError(
+                    f"{where}: sandbox capability {key} must be {wanted}, not {value!r}"
+                )
         return SandboxCapabilities(**{str(key): value for key, value in raw.items()})
     raise ValueError(
         f"{where}: capabilities must be a SandboxCapabilities or a mapping, got "
@@ -76,7 +97,40 @@ def load_sandbox_target(
         raise ValueError(f"cannot import {module_name!r} for provider {spec!r}: {error}") from error
     if not hasattr(module, attribute):
         raise ValueError(f"{module_name} has no attribute {attribute!r}")
-    found = getattr(module, attribute)
+    return sandbox_target_from(
+        getattr(module, attribute),
+        capabilities,
+        where=spec,
+        race_rounds=race_rounds,
+        replay=f"harness-testkit check-sandbox {spec} --check {{check}}",
+    )
+
+
+def sandbox_target_from(
+    found: object,
+    capabilities: SandboxCapabilities | None = None,
+    *,
+    where: str,
+    race_rounds: int = 1000,
+    replay: str = "pytest -k {check}",
+) -> SandboxTarget:
+    """The target for ``found``: a :class:`SandboxTarget` (kept), a provider, or a factory.
+
+    Args:
+        found: What names the provider under test.
+        capabilities: Overrides the declaration (else a ``capabilities`` attribute of
+            ``found``, a :class:`SandboxCapabilities` or a mapping, else none).
+        where: How messages name ``found``.
+        race_rounds: Round trips of the symlink-swap race check.
+        replay: The command that reruns one check (``{check}`` is replaced).
+
+    Raises:
+        ValueError: ``found`` is no provider, or calling the factory failed.
+    """
+    if isinstance(found, SandboxTarget):
+        if capabilities is None:
+            return found
+        return dataclasses.replace(found, capabilities=capabilities)
     factory: Callable[[], SandboxProvider] | None = None
     provider: object = found
     if isinstance(found, type) or (not isinstance(found, SandboxProvider) and callable(found)):
@@ -84,26 +138,27 @@ def load_sandbox_target(
         try:
             provider = found()
         except Exception as error:
-            raise ValueError(f"calling the provider factory {spec} failed: {error}") from error
+            raise ValueError(f"calling the provider factory {where} failed: {error}") from error
     if not isinstance(provider, SandboxProvider):
         raise ValueError(
-            f"{spec} is not a harness-sandbox-v1 provider (nor a factory returning one): "
+            f"{where} is not a harness-sandbox-v1 provider (nor a factory returning one): "
             f"got {type(provider).__name__}"
         )
     declared = capabilities
     if declared is None:
         raw = getattr(found, "capabilities", None)
-        declared = SandboxCapabilities() if raw is None else _capabilities_from(raw, spec)
+        declared = SandboxCapabilities() if raw is None else _capabilities_from(raw, where)
     return SandboxTarget(
         provider=provider,
         capabilities=declared,
         fresh_provider=factory,
-        replay=f"harness-testkit check-sandbox {spec} --check {{check}}",
+        replay=replay,
         race_rounds=race_rounds,
     )
 
 
-def _result(check: SandboxCheck, target: SandboxTarget, backend: Backend) -> CheckResult:
+def sandbox_result(check: SandboxCheck, target: SandboxTarget, backend: Backend) -> CheckResult:
+    """Run one check on a fresh event loop into its result (pass, fail or skip)."""
     level, areas = strongest_level(check.requirements)
     base: dict[str, Any] = {
         "check_id": check.id,
@@ -168,7 +223,7 @@ def run_sandbox_suite(
                 "`harness-testkit check-sandbox --list`"
             )
         checks = [check for check in checks if check.id in wanted]
-    results = tuple(_result(check, target, backend) for check in checks)
+    results = tuple(sandbox_result(check, target, backend) for check in checks)
     provider_id = str(target.provider.provider_id)
     return Report(
         suite_version=__version__,
@@ -183,16 +238,31 @@ def run_sandbox_suite(
     )
 
 
+def load_sandbox_capabilities(path: Path) -> SandboxCapabilities:
+    """Read a YAML/JSON mapping of :class:`SandboxCapabilities`.
+
+    Raises:
+        ValueError: Naming the file and what is wrong with it.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ValueError(f"{path}: cannot read it: {error.strerror or error}") from error
+    # YAML 1.2 (JSON is YAML): `yes` stays a string, so a claim must be spelled true.
+    data = load_yaml(text, source=str(path)) or {}
+    try:
+        return _capabilities_from(data, str(path))
+    except TypeError as error:
+        raise ValueError(f"{path}: {error}") from error
+
+
 def _load_capabilities(path: Path | None) -> SandboxCapabilities | None:
     if path is None:
         return None
-    import yaml
-
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return _capabilities_from(data, str(path))
-    except (OSError, ValueError, TypeError, yaml.YAMLError) as error:
-        raise click.BadParameter(f"{path}: {error}", param_hint="--capabilities") from error
+        return load_sandbox_capabilities(path)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--capabilities") from error
 
 
 @click.command("check-sandbox")
@@ -259,13 +329,14 @@ def check_sandbox(
     except KeyError as error:
         raise click.BadParameter(str(error.args[0]), param_hint="--check") from error
     finally:
-        _close(target.provider, backend)
+        close_sandbox_provider(target.provider, backend)
     report.print_console()
     report.write(json_path=json_path, junit_path=junit_xml, markdown_path=report_path)
     sys.exit(0 if report.ok else 1)
 
 
-def _close(provider: object, backend: str) -> None:
+def close_sandbox_provider(provider: object, backend: str = "asyncio") -> None:
+    """Close a provider the suite built (``aclose()`` when it has one; blocking)."""
     closer = getattr(provider, "aclose", None)
     if closer is not None:
         anyio.run(closer, backend=backend)

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
-from collections.abc import Awaitable, Callable
 from contextlib import suppress
 
 import anyio
@@ -51,6 +49,7 @@ from harness_testkit.spec import (
 )
 
 from ._sandbox_attacks import ATTACK_CHECKS
+from ._sandbox_lifecycle import LIFECYCLE_CHECKS
 from ._sandbox_model import (
     QUICK,
     SandboxCapabilities,
@@ -64,6 +63,7 @@ from ._sandbox_model import (
     line_texts,
     read_all,
     run_sandbox_check,
+    sandbox_check,
     sandbox_file_contents,
     sandbox_relative_paths,
 )
@@ -534,278 +534,69 @@ async def _check_kills_process_tree(ctx: SandboxCheckContext) -> None:
         ctx.expect(await gone(ctx, session, "spawned-child.pid"), "kill() kills children", "alive")
 
 
-# -- checks: lifecycle -----------------------------------------------------------------
-
-
-async def _check_stop_destroy_idempotent(ctx: SandboxCheckContext) -> None:
-    provider = ctx.target.provider
-    session = await provider.create_session(session_id=ctx.new_session_id())
-    try:
-        await session.write_text_file("kept.txt", "x")
-        with anyio.fail_after(60):
-            await session.stop()
-            await session.stop()
-    finally:
-        with anyio.fail_after(60):
-            await session.destroy()
-            await session.destroy()
-    running = await provider.create_session(session_id=ctx.new_session_id())
-    with anyio.fail_after(60):
-        await running.destroy()
-        await running.stop()
-        await running.destroy()
-    try:
-        with anyio.fail_after(QUICK):
-            await running.run("true")
-    except SandboxError:
-        pass
-    except TimeoutError:
-        raise ctx.fail("a destroyed session fails fast", "run hung") from None
-    else:
-        raise ctx.fail("SandboxError when running in a destroyed session", "it ran")
-
-
-async def _check_fresh_working_directory(ctx: SandboxCheckContext) -> None:
-    provider = ctx.target.provider
-    first = await provider.create_session(session_id=ctx.new_session_id())
-    try:
-        listing = await first.run("ls -A")
-        ctx.expect(
-            listing.exit_code == 0 and listing.stdout.strip() == "",
-            "a new session's default working directory is empty",
-            listing,
-        )
-        await first.write_text_file("mine.txt", "first session")
-        async with ctx.session() as second:
-            alone = await second.read_text_file("mine.txt")
-            ctx.expect(alone is None, "sessions do not share their directory", alone)
-        resume = getattr(provider, "resume_session", None)
-        if resume is not None:
-            again = await resume(first.id)
-            kept = await again.read_text_file("mine.txt")
-            ctx.expect(kept == "first session", "resume_session(id) in-process", kept)
-    finally:
-        with anyio.CancelScope(shield=True):
-            await first.destroy()
-    directory = first.default_working_directory
-    if ctx.capabilities.host_directory:
-        exists = await anyio.Path(directory).exists()
-        ctx.expect(not exists, f"destroy() removes {directory}", "it still exists")
-
-
-async def _check_resume(ctx: SandboxCheckContext) -> None:
-    provider = ctx.target.provider
-    resume = getattr(provider, "resume_session", None)
-    ctx.expect(callable(resume), "the provider has resume_session", resume)
-    fresh = ctx.target.fresh_provider() if ctx.target.fresh_provider else provider
-    session_id = ctx.new_session_id()
-    try:
-        async with ctx.session(session_id=session_id) as session:
-            await session.write_text_file("state.txt", "survives")
-            await session.stop()
-            resumed = await fresh.resume_session(session_id)  # type: ignore[attr-defined]
-            ctx.expect(resumed.id == session.id, "the same id", resumed.id)
-            kept = await resumed.read_text_file("state.txt")
-            ctx.expect(kept == "survives", "files written before are still there", kept)
-            ran = await resumed.run("cat state.txt")
-            ctx.expect(ran.stdout == "survives", "the resumed session runs commands", ran)
-        try:
-            await fresh.resume_session(session_id)  # type: ignore[attr-defined]
-        except SandboxError:
-            pass
-        else:
-            raise ctx.fail("SandboxError resuming a destroyed session", "it resumed")
-    finally:
-        if fresh is not provider:
-            closer = getattr(fresh, "aclose", None)
-            if closer is not None:
-                await closer()
-
-
-async def _forget(provider: SandboxProvider, identity: str) -> None:
-    forget = getattr(provider, "forget_identity", None)
-    if forget is not None:
-        await forget(identity)
-
-
-async def _check_on_first_create_without_identity(ctx: SandboxCheckContext) -> None:
-    calls: list[str] = []
-
-    async def setup(restricted: SandboxSession) -> None:
-        calls.append("called")
-        await restricted.write_text_file("set-up.txt", "by on_first_create")
-
-    async with ctx.session(on_first_create=setup) as session:
-        seen = await session.read_text_file("set-up.txt")
-        ctx.expect(seen == "by on_first_create", "on_first_create ran on the new session", seen)
-    ctx.expect(calls == ["called"], "on_first_create ran once", calls)
-
-
-async def _check_snapshot_once(ctx: SandboxCheckContext) -> None:
-    provider = ctx.target.provider
-    identity = f"conformance-{uuid.uuid4().hex[:12]}"
-    calls: list[int] = []
-
-    async def setup(restricted: SandboxSession) -> None:
-        calls.append(1)
-        result = await restricted.run("mkdir -p baked && echo baked > baked/marker.txt")
-        if result.exit_code != 0:
-            raise SandboxError(f"setup failed: {result}")
-
-    try:
-        for _ in range(2):
-            async with ctx.session(identity=identity, on_first_create=setup) as session:
-                seen = await session.read_text_file("baked/marker.txt")
-                ctx.expect(seen == "baked\n", "every session starts with the setup's effects", seen)
-        ctx.expect(len(calls) == 1, "on_first_create ran once for two sessions", len(calls))
-        concurrent_identity = f"{identity}-concurrent"
-        calls.clear()
-        seen_markers: list[str | None] = []
-
-        async def create_one() -> None:
-            async with ctx.session(identity=concurrent_identity, on_first_create=setup) as session:
-                seen_markers.append(await session.read_text_file("baked/marker.txt"))
-
-        try:
-            async with anyio.create_task_group() as group:
-                for _ in range(3):
-                    group.start_soon(create_one)
-        finally:
-            await _forget(provider, concurrent_identity)
-        ctx.expect(len(calls) == 1, "concurrent first creations run the setup once", len(calls))
-        ctx.expect(seen_markers == ["baked\n"] * 3, "all of them see its effects", seen_markers)
-    finally:
-        await _forget(provider, identity)
-
-
-# -- checks: isolation -----------------------------------------------------------------
-
-
-async def _check_network_isolation(ctx: SandboxCheckContext) -> None:
-    async with ctx.session() as session:
-        result = await session.run(
-            "if [ -d /sys/class/net ]; then ls /sys/class/net; "
-            "else tail -n +3 /proc/net/dev | cut -d: -f1; fi"
-        )
-        interfaces = sorted(name.strip() for name in result.stdout.split() if name.strip())
-        ctx.expect(
-            result.exit_code == 0 and interfaces == ["lo"],
-            "the only network interface is lo",
-            (interfaces, result.stderr),
-        )
-
-
-async def _usable_again(session: SandboxSession) -> bool:
-    with anyio.move_on_after(60):
-        while True:
-            with suppress(SandboxError):
-                result = await session.run("echo usable", timeout=10)
-                if result.stdout.strip() == "usable":
-                    return True
-            await anyio.sleep(0.5)
-    return False
-
-
-async def _check_memory_hog(ctx: SandboxCheckContext) -> None:
-    async with ctx.session() as session:
-        try:
-            # Doubles a shell string until the memory limit stops it.
-            hog = await session.run('x=a; while :; do x="$x$x"; done', timeout=60)
-            ctx.expect(hog.exit_code != 0, "the memory hog is stopped by the limit", hog)
-        except SandboxTimeoutError:
-            raise ctx.fail("the memory limit stops the hog", "it ran for 60 s") from None
-        except SandboxError:
-            pass  # failing with a named error is acceptable
-        ctx.expect(await _usable_again(session), "the session stays usable", "it does not")
-
-
-async def _check_fork_bomb(ctx: SandboxCheckContext) -> None:
-    async with ctx.session() as session:
-        with suppress(SandboxError):
-            await session.run("bomb() { bomb | bomb & }; bomb; sleep 3", timeout=3)
-        ctx.expect(await _usable_again(session), "the session stays usable after a fork bomb", "no")
-
-
 # -- the registry ----------------------------------------------------------------------
-
-
-def _check(
-    name: str,
-    requirements: tuple[str, ...],
-    statement: str,
-    function: Callable[[SandboxCheckContext], Awaitable[None]],
-    capability: str | None = None,
-) -> SandboxCheck:
-    return SandboxCheck(
-        id=name,
-        title=statement,
-        requirements=requirements,
-        tier="black-box",
-        needs=(capability,) if capability else (),
-        function=function,
-    )
 
 
 #: Every check, in a stable order.
 _CONTRACT_CHECKS: tuple[SandboxCheck, ...] = (
-    _check(
+    sandbox_check(
         "session_shape",
         ("SANDBOX-001", "SANDBOX-017", "SANDBOX-025"),
         "Providers create network sessions with a description, id, absolute default "
         "working directory, ports and a restricted view.",
         _check_session_shape,
     ),
-    _check(
+    sandbox_check(
         "restricted_view",
         ("SANDBOX-020",),
         "restricted() is bound to the same resource and has no lifecycle members.",
         _check_restricted_view,
     ),
-    _check(
+    sandbox_check(
         "port_endpoint_unexposed",
         ("SANDBOX-022",),
         "get_port_endpoint of an unexposed port raises HarnessCapabilityUnsupportedError "
         "naming the port.",
         _check_port_endpoint,
     ),
-    _check(
+    sandbox_check(
         "missing_files",
         ("SANDBOX-002",),
         "Reading a missing file returns None, text or binary, ranged or not.",
         _check_missing_files,
     ),
-    _check(
+    sandbox_check(
         "file_round_trips",
         ("SANDBOX-003", "SANDBOX-008"),
         "Generated paths and contents (unicode, binary, empty) read back unchanged.",
         _check_file_round_trips,
     ),
-    _check(
+    sandbox_check(
         "empty_and_large_files",
         ("SANDBOX-008",),
         "Empty files and 1 MiB files read back unchanged.",
         _check_empty_and_large_files,
     ),
-    _check(
+    sandbox_check(
         "writes_create_parents_and_overwrite",
         ("SANDBOX-007",),
         "Writes create missing parents and overwrite existing files.",
         _check_writes_create_parents_and_overwrite,
     ),
-    _check(
+    sandbox_check(
         "paths_shared_with_processes",
         ("SANDBOX-009",),
         "Relative paths resolve against the default working directory; files and "
         "processes see each other's writes.",
         _check_paths_shared_with_processes,
     ),
-    _check(
+    sandbox_check(
         "line_ranges",
         ("SANDBOX-004", "SANDBOX-005", "SANDBOX-006"),
         "Ranged reads equal provider-utils extractLines on generated texts and ranges.",
         _check_line_ranges,
     ),
-    _check(
+    sandbox_check(
         "path_confinement",
         ("SANDBOX-032",),
         "Paths resolving outside the session root (.., absolute, symlinks) are refused "
@@ -813,122 +604,64 @@ _CONTRACT_CHECKS: tuple[SandboxCheck, ...] = (
         _check_path_confinement,
         "path_confinement",
     ),
-    _check(
+    sandbox_check(
         "run_results",
         ("SANDBOX-010",),
         "run reports exit codes and separate stdout/stderr, large and concurrent outputs "
         "included, without raising on failure.",
         _check_run_results,
     ),
-    _check(
+    sandbox_check(
         "env_merge",
         ("SANDBOX-011",),
         "env merges over the default environment for run and spawn, the given values win.",
         _check_env_merge,
     ),
-    _check(
+    sandbox_check(
         "working_directory",
         ("SANDBOX-011",),
         "working_directory is honoured (relative or absolute); a missing one is a SandboxError.",
         _check_working_directory,
     ),
-    _check(
+    sandbox_check(
         "spawn_streams",
         ("SANDBOX-012",),
         "spawn returns at once; its output streams while it runs; wait() returns the code.",
         _check_spawn_streams,
     ),
-    _check(
+    sandbox_check(
         "kill_idempotent",
         ("SANDBOX-016",),
         "kill() terminates the process and is idempotent, also after the exit.",
         _check_kill_idempotent,
     ),
-    _check(
+    sandbox_check(
         "abort",
         ("SANDBOX-013",),
         "Setting abort kills the process: run raises SandboxAbortedError, and so does "
         "the spawned process's wait().",
         _check_abort,
     ),
-    _check(
+    sandbox_check(
         "pre_set_abort",
         ("SANDBOX-015",),
         "An abort already set fails run and spawn at once without running anything.",
         _check_pre_set_abort,
     ),
-    _check(
+    sandbox_check(
         "timeout_kills",
         ("SANDBOX-014",),
         "A run whose timeout passes raises SandboxTimeoutError quickly and the process is gone.",
         _check_timeout_kills,
     ),
-    _check(
+    sandbox_check(
         "kills_process_tree",
         ("SANDBOX-014", "SANDBOX-016"),
         "Timeouts and kill() also kill the command's children.",
         _check_kills_process_tree,
         "kills_process_tree",
     ),
-    _check(
-        "stop_destroy_idempotent",
-        ("SANDBOX-018", "SANDBOX-019"),
-        "stop() and destroy() are idempotent; destroy works running or stopped; a "
-        "destroyed session fails fast.",
-        _check_stop_destroy_idempotent,
-    ),
-    _check(
-        "fresh_working_directory",
-        ("SANDBOX-029",),
-        "Each session gets its own fresh, empty default working directory, resumable by "
-        "id in-process and freed by destroy() (removed from the host for host "
-        "directories).",
-        _check_fresh_working_directory,
-    ),
-    _check(
-        "resume",
-        ("SANDBOX-026",),
-        "resume_session(session_id) from a fresh provider finds the session with its "
-        "files; a destroyed one is a SandboxError.",
-        _check_resume,
-        "resume",
-    ),
-    _check(
-        "on_first_create_without_identity",
-        ("SANDBOX-027",),
-        "Without an identity, on_first_create runs once on the new session.",
-        _check_on_first_create_without_identity,
-    ),
-    _check(
-        "snapshot_once",
-        ("SANDBOX-027",),
-        "on_first_create runs once per identity, also for concurrent first creations, "
-        "and every session sees its effects.",
-        _check_snapshot_once,
-        "snapshots",
-    ),
-    _check(
-        "network_isolation",
-        ("SANDBOX-033",),
-        "The only network interface inside the sandbox is lo (kit decision for Docker).",
-        _check_network_isolation,
-        "network_isolation",
-    ),
-    _check(
-        "memory_hog_contained",
-        ("SANDBOX-034",),
-        "A memory hog is stopped by the memory limit and the session stays usable.",
-        _check_memory_hog,
-        "resource_limits",
-    ),
-    _check(
-        "fork_bomb_contained",
-        ("SANDBOX-035",),
-        "A fork bomb is contained by the process limit and the session stays usable.",
-        _check_fork_bomb,
-        "resource_limits",
-    ),
 )
 
-#: Every check, in a stable order: the contract, then the attacks.
-SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (*_CONTRACT_CHECKS, *ATTACK_CHECKS)
+#: Every check, in a stable order: the contract, lifecycle and isolation, then the attacks.
+SANDBOX_CHECKS: tuple[SandboxCheck, ...] = (*_CONTRACT_CHECKS, *LIFECYCLE_CHECKS, *ATTACK_CHECKS)

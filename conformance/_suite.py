@@ -19,7 +19,8 @@ the traceback. It runs the same plain check functions as ``harness-testkit check
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import pytest
 
@@ -32,7 +33,9 @@ from ._context import AdapterTarget
 from ._report import CheckResult, strongest_level
 from ._runner import RunOptions, run_check
 
-__all__ = ["ConformanceSuite", "check_markers", "pytest_target"]
+__all__ = ["ConformanceSuite", "check_markers", "parametrize_checks", "pytest_target"]
+
+_C = TypeVar("_C", bound=Check)
 
 #: Where a declaration given to the suite comes from (the plugin's fixture reads the file).
 _FIXTURE = "harness_capabilities (--harness-capabilities FILE)"
@@ -43,6 +46,22 @@ def check_markers(check: Check) -> list[str]:
     level, _ = strongest_level(check.requirements)
     tier = "harness_black_box" if check.tier == "black-box" else "harness_scripted"
     return ["harness_v1", tier, f"harness_{level.lower()}"]
+
+
+def parametrize_checks(
+    metafunc: pytest.Metafunc,
+    argname: str,
+    checks: Iterable[_C],
+    markers: Callable[[_C], list[str]],
+) -> None:
+    """Parametrize ``argname`` (when the test asks for it) over ``checks``, by id, marked."""
+    if argname not in metafunc.fixturenames:
+        return
+    params = [
+        pytest.param(item, id=item.id, marks=[getattr(pytest.mark, name) for name in markers(item)])
+        for item in checks
+    ]
+    metafunc.parametrize(argname, params)
 
 
 def pytest_target(
@@ -114,17 +133,7 @@ class ConformanceSuite:
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Parametrize ``harness_check`` over every registered check, marked."""
-        if "harness_check" not in metafunc.fixturenames:
-            return
-        params = [
-            pytest.param(
-                item,
-                id=item.id,
-                marks=[getattr(pytest.mark, name) for name in check_markers(item)],
-            )
-            for item in ordered_checks()
-        ]
-        metafunc.parametrize("harness_check", params)
+        parametrize_checks(metafunc, "harness_check", ordered_checks(), check_markers)
 
     @pytest.fixture
     def harness_target(

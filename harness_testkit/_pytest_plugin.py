@@ -8,7 +8,9 @@ its test over the checks and marks each (``harness_v1``, the tier, the level).
 Every option has an ini twin (command line first, then ``[tool.pytest.ini_options]``,
 then the default): ``harness_adapter``, ``harness_capabilities``, ``harness_profile``,
 ``harness_sandbox``, ``harness_backend``, ``harness_seed``, ``harness_expectations``,
-``harness_bundle_dir``, ``harness_example_database``.
+``harness_bundle_dir``, ``harness_example_database``, and for the sandbox provider suite
+(``SandboxSuite``) ``harness_sandbox_provider``, ``harness_sandbox_capabilities``,
+``harness_sandbox_race_rounds``.
 """
 
 from __future__ import annotations
@@ -24,14 +26,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OPTIONS",
+    "SANDBOX_TARGETS",
     "TARGETS",
     "harness_adapter",
     "harness_capabilities",
     "harness_run_options",
+    "harness_sandbox_capabilities",
+    "harness_sandbox_provider",
     "load_factory",
     "option_value",
     "pytest_addoption",
     "pytest_configure",
+    "pytest_sessionfinish",
     "pytest_terminal_summary",
 ]
 
@@ -59,6 +65,23 @@ OPTIONS: dict[str, tuple[str | None, tuple[str, ...] | None, str]] = {
         None,
         "Hypothesis example database: failures found once are replayed first ('none': off).",
     ),
+    "sandbox_provider": (
+        None,
+        None,
+        "Sandbox provider under test (SandboxSuite): MODULE:PROVIDER, a provider or a "
+        "factory returning one.",
+    ),
+    "sandbox_capabilities": (
+        None,
+        None,
+        "YAML/JSON of SandboxCapabilities the provider claims; overrides its "
+        "`capabilities` attribute.",
+    ),
+    "sandbox_race_rounds": (
+        "1000",
+        None,
+        "File API round trips of the provider suite's symlink-swap race check.",
+    ),
 }
 
 #: Markers the plugin puts on every conformance test (select with ``-m``).
@@ -69,10 +92,15 @@ MARKERS = (
     "harness_must: conformance check verifying a MUST requirement",
     "harness_should: conformance check whose strongest requirement is a SHOULD",
     "harness_may: conformance check whose strongest requirement is a MAY",
+    "harness_sandbox: a sandbox provider suite check (harness-testkit SandboxSuite)",
 )
 
 #: Adapters the run checked: id(factory) -> (AdapterTarget, CapabilityResolution).
 TARGETS = pytest.StashKey[dict[int, tuple[Any, Any]]]()
+
+#: Sandbox providers the run checked: id(fixture value) -> (SandboxTarget, name, owned);
+#: ``owned``: the suite built the provider (from a factory) and closes it at the end.
+SANDBOX_TARGETS = pytest.StashKey[dict[int, tuple[Any, str, bool]]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -97,6 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
     config.stash[TARGETS] = {}
+    config.stash[SANDBOX_TARGETS] = {}
 
 
 def option_value(config: pytest.Config, name: str) -> str | None:
@@ -116,28 +145,24 @@ def option_value(config: pytest.Config, name: str) -> str | None:
     return None if value is None else str(value)
 
 
-def load_factory(spec: str) -> Any:
-    """Import ``package.module:factory`` and return the callable.
+def load_factory(spec: str, option: str = "--harness-adapter") -> Any:
+    """Import ``package.module:factory`` and return it (callable, for ``--harness-adapter``).
 
     Raises:
         pytest.UsageError: naming what is wrong with ``spec``.
     """
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise pytest.UsageError(
-            f"--harness-adapter={spec!r} must look like 'package.module:factory'."
-        )
+        raise pytest.UsageError(f"{option}={spec!r} must look like 'package.module:factory'.")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise pytest.UsageError(
-            f"--harness-adapter: cannot import {module_name!r}: {error}"
-        ) from error
+        raise pytest.UsageError(f"{option}: cannot import {module_name!r}: {error}") from error
     factory = getattr(module, attribute, None)
-    if not callable(factory):
-        raise pytest.UsageError(
-            f"--harness-adapter: {module_name}.{attribute} is missing or not callable."
-        )
+    if factory is None:
+        raise pytest.UsageError(f"{option}: {module_name} has no attribute {attribute!r}.")
+    if option == "--harness-adapter" and not callable(factory):
+        raise pytest.UsageError(f"{option}: {module_name}.{attribute} is not callable.")
     return factory
 
 
@@ -173,6 +198,39 @@ def harness_capabilities(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
+def harness_sandbox_provider(request: pytest.FixtureRequest) -> Any:
+    """The sandbox provider under test (a provider, a factory or a ``SandboxTarget``).
+
+    Override this fixture in ``conftest.py`` or set ``harness_sandbox_provider``.
+    """
+    spec = option_value(request.config, "sandbox_provider")
+    if spec is None:
+        pytest.skip(
+            "no sandbox provider under test: override the `harness_sandbox_provider` fixture "
+            "in conftest.py, pass --harness-sandbox-provider=package.module:provider or set "
+            "the ini option harness_sandbox_provider"
+        )
+    return load_factory(spec, "--harness-sandbox-provider")
+
+
+@pytest.fixture
+def harness_sandbox_capabilities(request: pytest.FixtureRequest) -> Any:
+    """The claims from ``--harness-sandbox-capabilities FILE``, else ``None``.
+
+    ``None`` means: the provider's (or factory's) ``capabilities`` attribute, else none.
+    """
+    path = option_value(request.config, "sandbox_capabilities")
+    if path is None:
+        return None
+    from harness_testkit.conformance import load_sandbox_capabilities
+
+    try:
+        return load_sandbox_capabilities(_relative(request.config, path))
+    except ValueError as error:
+        raise pytest.UsageError(f"--harness-sandbox-capabilities: {error}") from None
+
+
+@pytest.fixture
 def harness_run_options(request: pytest.FixtureRequest) -> RunOptions:
     """Run options from the options above (profile, sandbox, backend, seed, ...)."""
     from harness_testkit.conformance import Expectations, RunOptions
@@ -203,11 +261,37 @@ def harness_run_options(request: pytest.FixtureRequest) -> RunOptions:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Print the effective capabilities of every adapter the run checked."""
+    """Print the effective capabilities of every adapter and sandbox provider checked."""
     for target, resolution in config.stash.get(TARGETS, {}).values():
         terminalreporter.section(f"harness-testkit: {target.name}")
         for line in resolution.describe():
             terminalreporter.write_line(line)
+    for sandbox, name, _owned in config.stash.get(SANDBOX_TARGETS, {}).values():
+        terminalreporter.section(f"harness-testkit sandbox: {name}")
+        claims = sandbox.capabilities
+        names = claims.names()
+        claimed = [
+            name if getattr(claims, name) is True else f"{name}={getattr(claims, name)}"
+            for name in names
+            if getattr(claims, name) not in (False, None)
+        ]
+        unclaimed = [name for name in names if getattr(claims, name) in (False, None)]
+        terminalreporter.write_line(
+            f"provider {sandbox.provider.provider_id!r} claims: "
+            f"{', '.join(claimed) or 'nothing'}; not: {', '.join(unclaimed) or '-'}"
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the sandbox providers the suite built from factories."""
+    targets = session.config.stash.get(SANDBOX_TARGETS, {})
+    owned = [sandbox.provider for sandbox, _name, mine in targets.values() if mine]
+    if owned:
+        from harness_testkit.conformance import close_sandbox_provider
+
+        backend = option_value(session.config, "backend") or "asyncio"
+        for provider in owned:
+            close_sandbox_provider(provider, backend)
 
 
 def _relative(config: pytest.Config, path: str) -> Path:

@@ -16,8 +16,10 @@ What it enforces, and what it does not:
 - **Commands are not confined, by design**: they run as the current user on the host,
   with its network and without resource limits. They are tracked, though: each runs with
   ``bash -c`` (``sh -c`` without bash) in its own process group and with an environment
-  marker, so a kill, an abort, a timeout, ``stop()`` and ``destroy()`` take down the whole
-  tree, ``setsid`` descendants included (see ``_tree``).
+  marker, and, where cgroup v2 allows it, in a child cgroup of its own (see ``_cgroup``),
+  so a kill, an abort, a timeout, ``stop()`` and ``destroy()`` take down the whole tree,
+  ``setsid`` descendants included, and in a cgroup also those that cleared their
+  environment (``env -i``). Without a usable cgroup the marker sweep of ``_tree`` does it.
 """
 
 from __future__ import annotations
@@ -44,8 +46,17 @@ from harness_testkit.spec import (
     HarnessCapabilityUnsupportedError,
     OnFirstCreate,
     SandboxError,
+    SandboxUnavailableError,
 )
 
+from ._cgroup import (
+    CgroupSupport,
+    enter_command,
+    kill_cgroup,
+    kill_session_cgroups,
+    new_command_cgroup,
+    probe,
+)
 from ._common import (
     DEFAULT_KILL_TIMEOUT,
     DEFAULT_LOCK_TIMEOUT,
@@ -61,16 +72,40 @@ from ._tree import MARKER_VARIABLE, marker, sweep
 
 _T = TypeVar("_T")
 
+#: How a local provider tracks its commands' process trees.
+ProcessTracking = Literal["auto", "cgroup", "sweep"]
+
 __all__ = [
+    "LOCAL_DIR_VARIABLE",
     "LocalSandboxProcess",
     "LocalSandboxProvider",
     "LocalSandboxSession",
     "LocalSandboxSessionBase",
+    "ProcessTracking",
 ]
 
 
+#: Names the default base directory of local providers when set (an absolute path).
+LOCAL_DIR_VARIABLE = "HARNESS_TESTKIT_LOCAL_DIR"
+
+
 def default_local_base_dir() -> Path:
-    """Return the default base directory: ``harness-testkit-local`` in the system temp dir."""
+    """Return the default base directory.
+
+    ``$HARNESS_TESTKIT_LOCAL_DIR`` when set, else ``harness-testkit-local`` in the system
+    temp dir.
+
+    Raises:
+        ValueError: The variable is set to a relative path.
+    """
+    configured = os.environ.get(LOCAL_DIR_VARIABLE)
+    if configured:
+        if not os.path.isabs(configured):
+            raise ValueError(
+                f"{LOCAL_DIR_VARIABLE}={configured!r} must be an absolute path; unset it to "
+                "use the system temp dir"
+            )
+        return Path(configured)
     return Path(tempfile.gettempdir()) / "harness-testkit-local"
 
 
@@ -104,6 +139,8 @@ class _SessionResource(ResourceBase["LocalSandboxProcess"]):
     #: Marks every process of this session (derived from the root, so a session resumed
     #: by another provider instance sweeps the processes of the original too).
     token: str
+    #: Where command cgroups are created (``None``: the process-group kill and sweep).
+    cgroups: CgroupSupport
 
     @classmethod
     def open(
@@ -114,6 +151,7 @@ class _SessionResource(ResourceBase["LocalSandboxProcess"]):
         shell: tuple[str, ...],
         base_env: Mapping[str, str] | None,
         kill_timeout: float,
+        cgroups: CgroupSupport,
     ) -> _SessionResource:
         return cls(
             session_id=session_id,
@@ -125,6 +163,20 @@ class _SessionResource(ResourceBase["LocalSandboxProcess"]):
             base_env=base_env,
             confined=Root(root),
             token=hashlib.sha256(os.fsencode(root)).hexdigest()[:16],
+            cgroups=cgroups,
+        )
+
+    def tracking_text(self) -> str:
+        """How this session's process trees are tracked, for its description."""
+        if self.cgroups.base is not None:
+            return (
+                f"each command runs in a cgroup v2 of its own beneath {self.cgroups.base}, "
+                "killed with cgroup.kill (setsid and env -i descendants included)"
+            )
+        return (
+            "each command's process group is killed and /proc swept for its environment "
+            f"marker (no cgroup: {self.cgroups.reason}; a descendant that both leaves the "
+            "group and clears its environment escapes)"
         )
 
 
@@ -132,7 +184,8 @@ class LocalSandboxProcess(ProcessBase):
     """A command started by :meth:`LocalSandboxSessionBase.spawn`, in its own process group.
 
     Implements :class:`~harness_testkit.spec.SandboxProcess`. Killing it kills its process
-    group and every process carrying its environment marker (``setsid`` descendants).
+    group and then its cgroup (``cgroup.kill``) where the session has cgroups, else every
+    process carrying its environment marker (``setsid`` descendants).
     """
 
     def __init__(
@@ -143,11 +196,13 @@ class LocalSandboxProcess(ProcessBase):
         resource: _SessionResource,
         abort: anyio.Event | None,
         tree_marker: str,
+        cgroup: Path | None,
     ) -> None:
         super().__init__(command=command, abort=abort)
         self._process = process
         self._resource = resource
         self._marker = tree_marker
+        self._cgroup = cgroup
         self._killed = False
         # open_process was called with pipes for both, so neither is None.
         assert process.stdout is not None
@@ -180,14 +235,19 @@ class LocalSandboxProcess(ProcessBase):
         return await self._process.wait()
 
     async def kill(self) -> None:
-        """Kill the process, its process group and its marked descendants; idempotent."""
+        """Kill the process, its process group and its cgroup or marked descendants; idempotent."""
         if not self._killed:
             self._killed = True
             # start_new_session made the process a group leader: its pid is the group id.
             with suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._process.pid, signal.SIGKILL)
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(sweep, self._marker)
+                if self._cgroup is not None:
+                    await anyio.to_thread.run_sync(
+                        kill_cgroup, self._cgroup, self._resource.kill_timeout
+                    )
+                else:
+                    await anyio.to_thread.run_sync(sweep, self._marker)
         with anyio.move_on_after(self._resource.kill_timeout):
             await self.wait_exit()
 
@@ -220,9 +280,15 @@ class LocalSandboxSessionBase(SessionBase[_SessionResource, LocalSandboxProcess]
         return (
             f"Local sandbox session {self._resource.session_id!r}: a host directory at "
             f"{self._resource.root} (the working directory; file paths must stay inside "
-            f"it). Commands run on the host with {self._resource.shell[0]} in their own "
-            "process group and are not confined; there is no network or resource isolation."
+            f"it). Commands run on the host with {self._resource.shell[0]} and are not "
+            "confined (no network or resource isolation); their process trees are tracked: "
+            f"{self._resource.tracking_text()}."
         )
+
+    @property
+    def process_tracking(self) -> Literal["cgroup", "sweep"]:
+        """``"cgroup"`` when commands run in cgroups of their own, else ``"sweep"``."""
+        return "cgroup" if self._resource.cgroups.base is not None else "sweep"
 
     async def _confined(self, operation: Callable[..., _T], path: str, *args: Any) -> _T:
         self._resource.check_usable()
@@ -293,18 +359,34 @@ class LocalSandboxSessionBase(SessionBase[_SessionResource, LocalSandboxProcess]
         base = dict(self._resource.base_env if self._resource.base_env is not None else os.environ)
         # The host's PWD names the host's directory; shells trust a matching PWD.
         base["PWD"] = cwd
-        tree_marker = marker(self._resource.token, uuid.uuid4().hex[:16])
+        process_token = uuid.uuid4().hex[:16]
+        tree_marker = marker(self._resource.token, process_token)
         environment = merge_env(base, env)
         environment[MARKER_VARIABLE] = tree_marker
-        process = await anyio.open_process(
-            [*self._resource.shell, command],
-            cwd=cwd,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        argv = [*self._resource.shell, command]
+        cgroup: Path | None = None
+        cgroup_base = self._resource.cgroups.base
+        if cgroup_base is not None:
+            cgroup = await anyio.to_thread.run_sync(
+                new_command_cgroup, cgroup_base, self._resource.token, process_token
+            )
+            argv = enter_command(cgroup, argv)
+        try:
+            process = await anyio.open_process(
+                argv, cwd=cwd, env=environment, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        except BaseException:
+            if cgroup is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(kill_cgroup, cgroup, self._resource.kill_timeout)
+            raise
         handle = LocalSandboxProcess(
-            process, command=command, resource=self._resource, abort=abort, tree_marker=tree_marker
+            process,
+            command=command,
+            resource=self._resource,
+            abort=abort,
+            tree_marker=tree_marker,
+            cgroup=cgroup,
         )
         self._resource.processes.add(handle)
         return handle
@@ -332,7 +414,13 @@ class LocalSandboxSession(
     async def _kill_all(self) -> None:
         await self._release_processes()
         # Descendants of processes whose handles are already closed (or that another
-        # provider instance started in this directory) carry the session's marker.
+        # provider instance started in this directory) are in the session's cgroups and
+        # carry the session's marker.
+        cgroup_base = self._resource.cgroups.base
+        if cgroup_base is not None:
+            await anyio.to_thread.run_sync(
+                kill_session_cgroups, cgroup_base, self._resource.token, self._resource.kill_timeout
+            )
         await anyio.to_thread.run_sync(sweep, f"{self._resource.token}/")
 
     async def stop(self) -> None:
@@ -361,7 +449,7 @@ class LocalSandboxProvider:
 
     Args:
         root_dir: The base directory holding sessions, identity templates and locks
-            (default: ``harness-testkit-local`` in the system temp dir). Tests pass
+            (default: :func:`default_local_base_dir`). Tests pass
             ``tmp_path``.
         base_env: The environment commands start from (default: ``os.environ`` at the
             time of each call); a command's ``env`` merges over it.
@@ -370,6 +458,11 @@ class LocalSandboxProvider:
         lock_timeout: Longest wait, in seconds, for another process that is baking the
             same identity.
         kill_timeout: Longest wait, in seconds, for a killed process to be gone.
+        process_tracking: ``"auto"`` (default): a cgroup v2 per command where this process
+            may create and enter child cgroups (root, or a delegated subtree), else the
+            process-group kill and environment-marker sweep; ``"cgroup"``: cgroups or
+            :class:`~harness_testkit.spec.SandboxUnavailableError` at session creation;
+            ``"sweep"``: never cgroups.
     """
 
     def __init__(
@@ -380,13 +473,20 @@ class LocalSandboxProvider:
         shell: Sequence[str] | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         kill_timeout: float = DEFAULT_KILL_TIMEOUT,
+        process_tracking: ProcessTracking = "auto",
     ) -> None:
+        if process_tracking not in ("auto", "cgroup", "sweep"):
+            raise ValueError(
+                f"process_tracking={process_tracking!r}: use 'auto', 'cgroup' or 'sweep'"
+            )
         base = Path(root_dir) if root_dir is not None else default_local_base_dir()
         self._base = Path(os.path.abspath(base))
         self._base_env = dict(base_env) if base_env is not None else None
         self._shell = tuple(shell) if shell is not None else _default_shell()
         self._lock_timeout = lock_timeout
         self._kill_timeout = kill_timeout
+        self._process_tracking = process_tracking
+        self._cgroups: CgroupSupport | None = None
         self._identity_locks = LoopLocalLocks()
 
     specification_version: Literal["harness-sandbox-v1"] = "harness-sandbox-v1"
@@ -415,7 +515,25 @@ class LocalSandboxProvider:
     def _template_dir(self, identity: str) -> Path:
         return self._base / "templates" / sanitize_name(identity)
 
-    def _session(self, session_id: str, root: Path) -> LocalSandboxSession:
+    async def cgroup_support(self) -> CgroupSupport:
+        """Where this provider's commands get cgroups (``base``), or why not (``reason``).
+
+        Raises:
+            SandboxUnavailableError: ``process_tracking="cgroup"`` and cgroups are unusable.
+        """
+        if self._process_tracking == "sweep":
+            return CgroupSupport(None, "process_tracking='sweep' was chosen")
+        support = self._cgroups
+        if support is None:
+            support = self._cgroups = await anyio.to_thread.run_sync(probe)
+        if support.base is None and self._process_tracking == "cgroup":
+            raise SandboxUnavailableError(
+                f"LocalSandboxProvider(process_tracking='cgroup'): {support.reason}. Run as "
+                "root or in a delegated cgroup v2 subtree, or use process_tracking='auto'."
+            )
+        return support
+
+    async def _session(self, session_id: str, root: Path) -> LocalSandboxSession:
         return LocalSandboxSession(
             _SessionResource.open(
                 session_id=session_id,
@@ -423,6 +541,7 @@ class LocalSandboxProvider:
                 shell=self._shell,
                 base_env=self._base_env,
                 kill_timeout=self._kill_timeout,
+                cgroups=await self.cgroup_support(),
             )
         )
 
@@ -458,11 +577,12 @@ class LocalSandboxProvider:
         """
         session_id = session_id if session_id is not None else uuid.uuid4().hex
         root = self.session_root(session_id)
+        await self.cgroup_support()  # fails before anything is created
         template: Path | None = None
         if identity is not None and on_first_create is not None:
             template = await self._ensure_template(identity, on_first_create)
         root = await anyio.to_thread.run_sync(self._make_root, root, session_id, template)
-        session = self._session(session_id, root)
+        session = await self._session(session_id, root)
         if template is None and on_first_create is not None:
             try:
                 await on_first_create(session.restricted())
@@ -504,7 +624,7 @@ class LocalSandboxProvider:
                 building = template.parent / f".building-{template.name}-{uuid.uuid4().hex}"
                 await anyio.to_thread.run_sync(lambda: building.mkdir(parents=True, exist_ok=False))
                 building = Path(await anyio.to_thread.run_sync(os.path.realpath, building))
-                builder = self._session(f"template:{identity}", building)
+                builder = await self._session(f"template:{identity}", building)
                 try:
                     await on_first_create(builder.restricted())
                     await builder.stop()
@@ -537,7 +657,7 @@ class LocalSandboxProvider:
                 "with create_session(session_id=...) or check the provider's root_dir."
             )
         real = await anyio.to_thread.run_sync(os.path.realpath, root)
-        return self._session(session_id, Path(real))
+        return await self._session(session_id, Path(real))
 
     async def forget_identity(self, identity: str) -> None:
         """Delete the template of ``identity`` so the next creation bakes it again.

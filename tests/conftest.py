@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 
 from harness_testkit.sandbox import DockerSandboxProvider, LocalSandboxProvider
 
-from .sandbox.support import docker_provider_or_skip, finish_docker_provider
+from .sandbox.support import LeakWatch, docker_provider_or_skip, finish_docker_provider
 
 # One place for the profiles: `smoke` (fast, local default), `standard` (CI), and
 # `exhaustive` (nightly). Select with HYPOTHESIS_PROFILE.
@@ -34,6 +34,24 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "smoke"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_sandbox_leaks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Fail the run when a local sandbox leaves a process, cgroup or directory behind.
+
+    The default local base directory points at a fresh directory of this run; leaks are
+    removed before the run fails (tests/sandbox/support.py, ``LeakWatch``).
+    """
+    watch = LeakWatch(tmp_path_factory.mktemp("harness-testkit-local"))
+    watch.start()
+    yield
+    leaks = watch.finish()
+    if leaks:
+        pytest.fail(
+            "The tests left sandbox resources behind (removed now): " + "; ".join(leaks) + ". "
+            "A test or fixture is missing a destroy() (or a kill of a spawned process)."
+        )
 
 
 @pytest.fixture(params=["asyncio", "trio"])

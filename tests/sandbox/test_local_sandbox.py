@@ -35,13 +35,20 @@ async def _run_python(code: str, *arguments: str) -> str:
 
 
 @pytest.mark.requirement("SANDBOX-029")
-def test_construction_does_no_io(tmp_path: Path) -> None:
+def test_construction_does_no_io(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = tmp_path / "not-yet"
     provider = LocalSandboxProvider(base)
     assert not base.exists()
     assert provider.provider_id == "local"
     assert isinstance(provider, SandboxProvider)
     assert LocalSandboxProvider().base_dir == default_local_base_dir()
+    monkeypatch.setenv("HARNESS_TESTKIT_LOCAL_DIR", str(tmp_path / "configured"))
+    assert default_local_base_dir() == tmp_path / "configured"
+    assert not (tmp_path / "configured").exists()
+    monkeypatch.setenv("HARNESS_TESTKIT_LOCAL_DIR", "relative/dir")
+    with pytest.raises(ValueError, match="must be an absolute path"):
+        default_local_base_dir()
+    monkeypatch.delenv("HARNESS_TESTKIT_LOCAL_DIR")
     assert default_local_base_dir() == Path(tempfile.gettempdir()) / "harness-testkit-local"
 
 
