@@ -44,6 +44,7 @@ __all__ = [
     "MAX_PART_DEPTH",
     "Violation",
     "consumer_violations",
+    "continue_call_violation",
     "harness_violations",
     "recorded_violations",
     "to_wire",
@@ -430,6 +431,8 @@ def recorded_violations(
                 and wire.get("type") == "tool-approval-request"
                 for part in recorded.parts
             )
+            if recorded.kind == "continue" and recorded.call_error is not None:
+                found.append(continue_call_violation(recorded.call_error))
             if asks and recorded.control_can_approve is False:
                 found.append(
                     Violation(
@@ -443,3 +446,12 @@ def recorded_violations(
                 if isinstance(wire, dict) and wire.get("type") == "tool-call":
                     calls[str(wire.get("toolCallId"))] = str(wire.get("toolName"))
     return found
+
+
+def continue_call_violation(call_error: str) -> Violation:
+    """ADAPTER-028: a ``do_continue_turn`` that raised instead of returning a prompt control."""
+    return Violation(
+        "ADAPTER-028",
+        "do_continue_turn raised instead of continuing the unfinished turn and returning a "
+        f"prompt control: {call_error}",
+    )

@@ -43,7 +43,7 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
 )
 
-from .support import HostToolCounter, make_script, set_script
+from .support import HostToolCounter, make_script, set_script, settles
 
 __all__ = ["CHECKS", "ApprovalMachine"]
 
@@ -86,7 +86,7 @@ class ApprovalMachine(RuleBasedStateMachine):
 
     def _call(self, function: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
         async def bounded() -> Any:
-            with anyio.fail_after(self.context.capabilities.turn_timeout):
+            with settles(self.context):
                 return await function(*args)
 
         return self.portal.call(bounded)

@@ -36,6 +36,7 @@ from .support import (
     make_script,
     observations,
     set_script,
+    settles,
 )
 
 __all__ = ["CHECKS"]
@@ -386,7 +387,7 @@ async def _drive_host_approvals(
             set_script(adapter, script)
             agent = make_agent(adapter)
             session = await ctx.create_session(agent, session_id="approvals", continue_from=state)
-        with anyio.fail_after(ctx.capabilities.turn_timeout):
+        with settles(ctx, "the continued turn"):
             if via == "messages" and approvals and not results:
                 history = [
                     {

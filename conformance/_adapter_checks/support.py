@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, TypeAdapter
 
 from harness_testkit.conformance._checks import CheckFailed
@@ -41,6 +42,7 @@ __all__ = [
     "observations",
     "returned_state",
     "set_script",
+    "settles",
     "turn_already_over",
     "validate_state",
 ]
@@ -208,6 +210,26 @@ def grammar_first(
         _grammar(ctx, adapters, must_only=True)
         raise
     _grammar(ctx, adapters)
+
+
+@contextlib.contextmanager
+def settles(ctx: CheckContext, what: str = "the turn") -> Iterator[None]:
+    """Bound the block by the declared turn timeout; over it is an ADAPTER-044 failure.
+
+    Nothing inside was aborted, so the adapter's turn (or operation) simply did not
+    settle: its ``done()`` neither returned nor raised. A bare ``TimeoutError`` would be
+    an error of the check, not the adapter failure it is.
+    """
+    timeout = ctx.capabilities.turn_timeout
+    try:
+        with anyio.fail_after(timeout):
+            yield
+    except TimeoutError as error:
+        raise CheckFailed(
+            "ADAPTER-044",
+            f"{what} did not settle within {timeout:g} s (declared turn_timeout): its "
+            "done() neither returned nor raised",
+        ) from error
 
 
 def validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> None:
