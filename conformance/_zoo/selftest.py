@@ -12,6 +12,7 @@ breaks are listed as unproven; SHOULDs no check verifies are listed as unchecked
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -33,6 +34,7 @@ from .catalog import mutant_names, mutants
 from .machinery import Mutant
 
 __all__ = [
+    "ZOO_CHECK_TIMEOUT",
     "FalsePositive",
     "Kill",
     "MutantOutcome",
@@ -43,6 +45,7 @@ __all__ = [
     "selftest",
     "unchecked_requirements",
     "unproven_requirements",
+    "zoo_options",
 ]
 
 Verdict = Literal["killed", "killed-elsewhere", "survived"]
@@ -265,12 +268,26 @@ def judge(mutant: Mutant, report: Report, seconds: float = 0.0) -> MutantOutcome
     return MutantOutcome(mutant=mutant, kills=_kills(report), seconds=seconds)
 
 
+#: Wall-time cap of one check against a mutant (seconds). The fake answers in
+#: milliseconds and a mutant declares a turn timeout of a few seconds at most, so a check
+#: still running after two minutes is stuck: it fails with ADAPTER-044 and the run goes on.
+ZOO_CHECK_TIMEOUT = 120.0
+
+
+def zoo_options(options: RunOptions) -> RunOptions:
+    """``options`` with the per-check cap at most :data:`ZOO_CHECK_TIMEOUT`."""
+    if options.check_timeout <= ZOO_CHECK_TIMEOUT:
+        return options
+    return dataclasses.replace(options, check_timeout=ZOO_CHECK_TIMEOUT)
+
+
 def run_mutant(
     mutant: Mutant, options: RunOptions, *, check_ids: Iterable[str] | None = None
 ) -> MutantOutcome:
-    """Run the suite (or ``check_ids`` and their prerequisites) against ``mutant``."""
+    """Run the suite (or ``check_ids`` and their prerequisites) against ``mutant``, each
+    check capped at :data:`ZOO_CHECK_TIMEOUT` seconds (or ``options``' smaller cap)."""
     started = time.perf_counter()
-    report = run_suite(mutant.target, options, check_ids=check_ids)
+    report = run_suite(mutant.target, zoo_options(options), check_ids=check_ids)
     return judge(mutant, report, time.perf_counter() - started)
 
 
