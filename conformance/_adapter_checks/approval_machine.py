@@ -43,7 +43,13 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
 )
 
-from .support import HostToolCounter, make_script, set_script, settles
+from .support import (
+    HostToolCounter,
+    make_script,
+    require_continue_controls,
+    set_script,
+    settles,
+)
 
 __all__ = ["CHECKS", "ApprovalMachine"]
 
@@ -220,7 +226,11 @@ class ApprovalMachine(RuleBasedStateMachine):
                 )
             return [part async for part in result.full_stream]
 
-        self._record(self._call(go))
+        try:
+            parts = self._call(go)
+        finally:
+            require_continue_controls(self.context.adapters)
+        self._record(parts)
 
     # -- invariants --------------------------------------------------------------------
 

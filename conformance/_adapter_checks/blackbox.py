@@ -11,12 +11,7 @@ import anyio
 
 from harness_testkit.conformance._checks import Check, CheckFailed, CheckSkipped, check
 from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import (
-    consumer_violations,
-    continue_call_violation,
-    recorded_violations,
-    to_wire,
-)
+from harness_testkit.conformance._grammar import consumer_violations, recorded_violations, to_wire
 from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import AgentSession, HarnessAgent
 from harness_testkit.spec import (
@@ -36,6 +31,7 @@ from harness_testkit.spec import (
 
 from .support import (
     judge_recorded_states,
+    require_continue_controls,
     returned_state,
     settles,
     turn_already_over,
@@ -528,18 +524,9 @@ async def suspend_continue(ctx: CheckContext) -> None:
     finally:
         # Whatever the agent made of it: a do_continue_turn that did not hand back a
         # prompt control is the adapter's own failure, named before its consequences.
-        _require_continue_control(second)
+        require_continue_controls([second])
     if parts[-1].type != "finish":
         raise CheckFailed("LIFECYCLE-041", f"the continued turn ended with {to_wire(parts[-1])!r}")
-
-
-def _require_continue_control(adapter: RecordingAdapter) -> None:
-    """ADAPTER-028: do_continue_turn returned a prompt control instead of raising."""
-    for session in adapter.sessions:
-        for recorded in session.slices:
-            if recorded.kind == "continue" and recorded.call_error is not None:
-                violation = continue_call_violation(recorded.call_error)
-                raise CheckFailed(violation.requirement, violation.message)
 
 
 @check(

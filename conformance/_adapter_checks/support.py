@@ -14,7 +14,11 @@ from pydantic import BaseModel, TypeAdapter
 
 from harness_testkit.conformance._checks import CheckFailed
 from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import recorded_violations, to_wire
+from harness_testkit.conformance._grammar import (
+    continue_call_violation,
+    recorded_violations,
+    to_wire,
+)
 from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import (
     SandboxConfig,
@@ -40,6 +44,7 @@ __all__ = [
     "judge_recorded_states",
     "make_script",
     "observations",
+    "require_continue_controls",
     "returned_state",
     "set_script",
     "settles",
@@ -173,6 +178,9 @@ def _grammar(
     A MUST violation is reported before a SHOULD one; with ``must_only`` only MUST
     violations are reported (a SHOULD slip never hides the failure a check found).
     """
+    # A do_continue_turn that raised (any adapter of the check) is the cause of whatever
+    # the turn's parts look like afterwards: it comes first.
+    require_continue_controls(ctx.adapters)
     judged = ctx.adapters if adapters is None else adapters
     if not judged:
         return
@@ -186,6 +194,16 @@ def _grammar(
     chosen = musts[0] if musts else (violations[0] if violations and not must_only else None)
     if chosen is not None:
         raise CheckFailed(chosen.requirement, str(chosen))
+
+
+def require_continue_controls(adapters: Sequence[RecordingAdapter]) -> None:
+    """ADAPTER-028: every ``do_continue_turn`` returned a prompt control instead of raising."""
+    for adapter in adapters:
+        for session in adapter.sessions:
+            for recorded in session.slices:
+                if recorded.kind == "continue" and recorded.call_error is not None:
+                    violation = continue_call_violation(recorded.call_error)
+                    raise CheckFailed(violation.requirement, violation.message)
 
 
 @contextlib.contextmanager
