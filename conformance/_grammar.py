@@ -432,7 +432,11 @@ def recorded_violations(
                 for part in recorded.parts
             )
             if recorded.kind == "continue" and recorded.call_error is not None:
-                found.append(continue_call_violation(recorded.call_error))
+                found.append(
+                    continue_call_violation(
+                        recorded.call_error, restored=bool(session.start.get("continue"))
+                    )
+                )
             if asks and recorded.control_can_approve is False:
                 found.append(
                     Violation(
@@ -448,10 +452,20 @@ def recorded_violations(
     return found
 
 
-def continue_call_violation(call_error: str) -> Violation:
-    """ADAPTER-028: a ``do_continue_turn`` that raised instead of returning a prompt control."""
+def continue_call_violation(call_error: str, *, restored: bool) -> Violation:
+    """A ``do_continue_turn`` that raised instead of returning a prompt control.
+
+    In a session started from a ``continue-turn`` state that is LIFECYCLE-041 (the
+    restored turn is not continued); after a pause in the same session, ADAPTER-028.
+    """
+    if restored:
+        return Violation(
+            "LIFECYCLE-041",
+            "do_continue_turn of a session started from a continue-turn state raised "
+            f"instead of continuing the restored turn: {call_error}",
+        )
     return Violation(
         "ADAPTER-028",
-        "do_continue_turn raised instead of continuing the unfinished turn and returning a "
+        "do_continue_turn raised instead of continuing the paused turn and returning a "
         f"prompt control: {call_error}",
     )

@@ -197,12 +197,15 @@ def _grammar(
 
 
 def require_continue_controls(adapters: Sequence[RecordingAdapter]) -> None:
-    """ADAPTER-028: every ``do_continue_turn`` returned a prompt control instead of raising."""
+    """Every ``do_continue_turn`` returned a prompt control instead of raising
+    (ADAPTER-028 after a pause; LIFECYCLE-041 in a session restored from a turn state)."""
     for adapter in adapters:
         for session in adapter.sessions:
             for recorded in session.slices:
                 if recorded.kind == "continue" and recorded.call_error is not None:
-                    violation = continue_call_violation(recorded.call_error)
+                    violation = continue_call_violation(
+                        recorded.call_error, restored=bool(session.start.get("continue"))
+                    )
                     raise CheckFailed(violation.requirement, violation.message)
 
 
