@@ -284,7 +284,7 @@ class ApprovalMachine(RuleBasedStateMachine):
 @property_check(
     "scripted.approval-machine",
     title="Stateful approval pause/resume: random interleavings keep every approval invariant",
-    requirements=("APPROVAL-034", "APPROVAL-020", "APPROVAL-035", "LIFECYCLE-041"),
+    requirements=("APPROVAL-034", "APPROVAL-020", "APPROVAL-035", "LIFECYCLE-041", "ADAPTER-028"),
     scenarios=lambda ctx: st.just({}),
     # One scenario: the state machine draws its own rules inside it.
     classes={"the state machine run": lambda scenario: True},

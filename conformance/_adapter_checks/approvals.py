@@ -255,7 +255,7 @@ def _approval_plan_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
 @property_check(
     "scripted.host-approvals",
     title="Host tool approvals pause and resume: nothing runs early, denied never, approved exactly once",
-    requirements=("APPROVAL-034", "APPROVAL-020", "HOSTTOOL-006", "LIFECYCLE-041"),
+    requirements=("APPROVAL-034", "APPROVAL-020", "HOSTTOOL-006", "LIFECYCLE-041", "ADAPTER-028"),
     scenarios=_approval_plan_scenarios,
     examples=_HOST_APPROVAL_EXAMPLES,
     classes=HOST_APPROVAL_CLASSES,
