@@ -7,7 +7,9 @@ it verifies. A mutant that survives, or dies only of other requirements, points 
 requirement the suite under-tests. The unmutated fake harness runs too, in every
 profile (:func:`~harness_testkit.conformance.self_test_targets`): any failure there is
 a false positive. Adapter-facing MUSTs and SHOULDs that a check verifies but no mutant
-breaks are listed as unproven; SHOULDs no check verifies are listed as unchecked.
+breaks are listed as unproven; SHOULDs no check verifies are listed as unchecked. Every
+check runs under the zoo's cap (:data:`ZOO_CHECK_TIMEOUT`): a mutant that hangs is
+judged by ADAPTER-044 failures, never by a long wait.
 """
 
 from __future__ import annotations
@@ -331,7 +333,7 @@ def unchecked_requirements() -> list[str]:
 
 
 def _false_positives(target: AdapterTarget, options: RunOptions) -> list[FalsePositive]:
-    report = run_suite(target, options)
+    report = run_suite(target, zoo_options(options))
     return [FalsePositive(target=target.name, kill=kill) for kill in _kills(report)]
 
 
