@@ -37,6 +37,10 @@ __all__ = [
 
 AdapterFactory = Callable[[], HarnessAdapter]
 
+#: The longest a check's agent waits for an aborted turn's done() (the agent's default);
+#: an adapter declaring a shorter turn timeout gets that.
+ABORT_GRACE = 10.0
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -183,6 +187,10 @@ class CheckContext:
         """A reference agent over ``adapter`` (default: a fresh recorded adapter)."""
         # Failed turns are what checks look for; the report carries them, not stderr.
         settings.setdefault("error_log", None)
+        # An aborted turn (a check's timeout) waits for done() no longer than a turn may
+        # take: with the agent's default grace every hung turn cost 10 s more, and a
+        # check that hangs turn after turn (one per property example) ran for minutes.
+        settings.setdefault("abort_grace", min(self.capabilities.turn_timeout, ABORT_GRACE))
         return HarnessAgent(
             harness=adapter if adapter is not None else self.adapter(),
             sandbox=self.sandbox_provider(),

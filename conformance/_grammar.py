@@ -44,6 +44,7 @@ __all__ = [
     "MAX_PART_DEPTH",
     "Violation",
     "consumer_violations",
+    "continue_call_violation",
     "harness_violations",
     "recorded_violations",
     "to_wire",
@@ -430,6 +431,12 @@ def recorded_violations(
                 and wire.get("type") == "tool-approval-request"
                 for part in recorded.parts
             )
+            if recorded.kind == "continue" and recorded.call_error is not None:
+                found.append(
+                    continue_call_violation(
+                        recorded.call_error, restored=bool(session.start.get("continue"))
+                    )
+                )
             if asks and recorded.control_can_approve is False:
                 found.append(
                     Violation(
@@ -443,3 +450,22 @@ def recorded_violations(
                 if isinstance(wire, dict) and wire.get("type") == "tool-call":
                     calls[str(wire.get("toolCallId"))] = str(wire.get("toolName"))
     return found
+
+
+def continue_call_violation(call_error: str, *, restored: bool) -> Violation:
+    """A ``do_continue_turn`` that raised instead of returning a prompt control.
+
+    In a session started from a ``continue-turn`` state that is LIFECYCLE-041 (the
+    restored turn is not continued); after a pause in the same session, ADAPTER-028.
+    """
+    if restored:
+        return Violation(
+            "LIFECYCLE-041",
+            "do_continue_turn of a session started from a continue-turn state raised "
+            f"instead of continuing the restored turn: {call_error}",
+        )
+    return Violation(
+        "ADAPTER-028",
+        "do_continue_turn raised instead of continuing the paused turn and returning a "
+        f"prompt control: {call_error}",
+    )

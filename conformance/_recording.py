@@ -8,7 +8,7 @@ agent validates them), submissions, lifecycle states and errors. It changes noth
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,8 @@ class RecordedSlice:
     options: dict[str, Any] = field(default_factory=dict)
     #: Whether the slice's prompt control offered ``submit_tool_approval``.
     control_can_approve: bool | None = None
+    #: What ``do_prompt_turn``/``do_continue_turn`` itself raised (no control returned).
+    call_error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (for replay bundles)."""
@@ -142,6 +144,16 @@ class _RecordingControl:
             raise
 
 
+async def _controlled(record: RecordedSlice, call: Awaitable[PromptControl]) -> PromptControl:
+    """The recorded control of a turn-starting ``call``; what it raised goes on record."""
+    try:
+        control = await call
+    except Exception as error:
+        record.call_error = f"{type(error).__name__}: {error}"
+        raise
+    return _RecordingControl(control, record)
+
+
 class _RecordingSession:
     def __init__(self, inner: HarnessSession, record: RecordedSession) -> None:
         self._inner = inner
@@ -180,12 +192,12 @@ class _RecordingSession:
     async def do_prompt_turn(self, options: PromptTurnOptions) -> PromptControl:
         self._record.calls.append("do_prompt_turn")
         record, wrapped = self._slice("prompt", options)
-        return _RecordingControl(await self._inner.do_prompt_turn(wrapped), record)
+        return await _controlled(record, self._inner.do_prompt_turn(wrapped))
 
     async def do_continue_turn(self, options: ContinueTurnOptions) -> PromptControl:
         self._record.calls.append("do_continue_turn")
         record, wrapped = self._slice("continue", options)
-        return _RecordingControl(await self._inner.do_continue_turn(wrapped), record)
+        return await _controlled(record, self._inner.do_continue_turn(wrapped))
 
     async def do_suspend_turn(self) -> ContinueTurnState:
         self._record.calls.append("do_suspend_turn")

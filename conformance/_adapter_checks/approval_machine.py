@@ -43,7 +43,13 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
 )
 
-from .support import HostToolCounter, make_script, set_script
+from .support import (
+    HostToolCounter,
+    make_script,
+    require_continue_controls,
+    set_script,
+    settles,
+)
 
 __all__ = ["CHECKS", "ApprovalMachine"]
 
@@ -86,7 +92,7 @@ class ApprovalMachine(RuleBasedStateMachine):
 
     def _call(self, function: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
         async def bounded() -> Any:
-            with anyio.fail_after(self.context.capabilities.turn_timeout):
+            with settles(self.context):
                 return await function(*args)
 
         return self.portal.call(bounded)
@@ -220,7 +226,11 @@ class ApprovalMachine(RuleBasedStateMachine):
                 )
             return [part async for part in result.full_stream]
 
-        self._record(self._call(go))
+        try:
+            parts = self._call(go)
+        finally:
+            require_continue_controls(self.context.adapters)
+        self._record(parts)
 
     # -- invariants --------------------------------------------------------------------
 
@@ -274,7 +284,7 @@ class ApprovalMachine(RuleBasedStateMachine):
 @property_check(
     "scripted.approval-machine",
     title="Stateful approval pause/resume: random interleavings keep every approval invariant",
-    requirements=("APPROVAL-034", "APPROVAL-020", "APPROVAL-035", "LIFECYCLE-041"),
+    requirements=("APPROVAL-034", "APPROVAL-020", "APPROVAL-035", "LIFECYCLE-041", "ADAPTER-028"),
     scenarios=lambda ctx: st.just({}),
     # One scenario: the state machine draws its own rules inside it.
     classes={"the state machine run": lambda scenario: True},

@@ -36,6 +36,7 @@ from .support import (
     make_script,
     observations,
     set_script,
+    settles,
 )
 
 __all__ = ["CHECKS"]
@@ -254,7 +255,7 @@ def _approval_plan_scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
 @property_check(
     "scripted.host-approvals",
     title="Host tool approvals pause and resume: nothing runs early, denied never, approved exactly once",
-    requirements=("APPROVAL-034", "APPROVAL-020", "HOSTTOOL-006", "LIFECYCLE-041"),
+    requirements=("APPROVAL-034", "APPROVAL-020", "HOSTTOOL-006", "LIFECYCLE-041", "ADAPTER-028"),
     scenarios=_approval_plan_scenarios,
     examples=_HOST_APPROVAL_EXAMPLES,
     classes=HOST_APPROVAL_CLASSES,
@@ -386,7 +387,7 @@ async def _drive_host_approvals(
             set_script(adapter, script)
             agent = make_agent(adapter)
             session = await ctx.create_session(agent, session_id="approvals", continue_from=state)
-        with anyio.fail_after(ctx.capabilities.turn_timeout):
+        with settles(ctx, "the continued turn"):
             if via == "messages" and approvals and not results:
                 history = [
                     {

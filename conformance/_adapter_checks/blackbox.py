@@ -29,7 +29,14 @@ from harness_testkit.spec import (
     baseline_input_problems,
 )
 
-from .support import judge_recorded_states, returned_state, turn_already_over, validate_state
+from .support import (
+    judge_recorded_states,
+    require_continue_controls,
+    returned_state,
+    settles,
+    turn_already_over,
+    validate_state,
+)
 
 __all__ = ["CHECKS"]
 
@@ -452,7 +459,7 @@ async def suspend_continue(ctx: CheckContext) -> None:
     result = await agent.stream(session=session, prompt=ctx.prompts[0])
     state: ContinueTurnState | None = None
     suspend_error: BaseException | None = None
-    with anyio.fail_after(ctx.capabilities.turn_timeout):
+    with settles(ctx, "the turn being suspended"):
         async with anyio.create_task_group() as group:
             seen_first = anyio.Event()
 
@@ -509,9 +516,15 @@ async def suspend_continue(ctx: CheckContext) -> None:
         raise CheckFailed(
             "ADAPTER-024", "a session started from continue_from must report is_resume=True"
         )
-    with anyio.fail_after(ctx.capabilities.turn_timeout):
-        continued = await agent2.continue_stream(session=resumed)
-        parts = await ctx.collect(continued)
+    parts: list[ConsumerPart] = []
+    try:
+        with settles(ctx, "the continued turn"):
+            continued = await agent2.continue_stream(session=resumed)
+            parts = await ctx.collect(continued)
+    finally:
+        # Whatever the agent made of it: a do_continue_turn that did not hand back a
+        # prompt control is the adapter's own failure, named before its consequences.
+        require_continue_controls([second])
     if parts[-1].type != "finish":
         raise CheckFailed("LIFECYCLE-041", f"the continued turn ended with {to_wire(parts[-1])!r}")
 

@@ -21,6 +21,7 @@ from harness_testkit.spec import (
 from .support import (
     grammar_first,
     set_script,
+    settles,
 )
 
 __all__ = ["CHECKS"]
@@ -147,7 +148,7 @@ async def _split_and_continue(
     result = await first_agent.stream(session=session, prompt="go")
     head: list[ConsumerPart] = []
     state: Any = None
-    with anyio.fail_after(ctx.capabilities.turn_timeout):
+    with settles(ctx, "the turn being cut"):
         async with anyio.create_task_group() as group:
             cut = anyio.Event()
 
@@ -182,7 +183,7 @@ async def _split_and_continue(
     set_script(second_adapter, script)
     second_agent = ctx.agent(second_adapter)
     resumed = await ctx.create_session(second_agent, session_id="cont-split", continue_from=wire)
-    with anyio.fail_after(ctx.capabilities.turn_timeout):
+    with settles(ctx, "the continued turn"):
         tail = await ctx.collect(await second_agent.continue_stream(session=resumed))
     combined = _normalise(head) + _normalise(tail)
     if ctx.capabilities.continuation == "lossless":

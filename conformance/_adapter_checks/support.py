@@ -9,11 +9,16 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, TypeAdapter
 
 from harness_testkit.conformance._checks import CheckFailed
 from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import recorded_violations, to_wire
+from harness_testkit.conformance._grammar import (
+    continue_call_violation,
+    recorded_violations,
+    to_wire,
+)
 from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import (
     SandboxConfig,
@@ -39,8 +44,10 @@ __all__ = [
     "judge_recorded_states",
     "make_script",
     "observations",
+    "require_continue_controls",
     "returned_state",
     "set_script",
+    "settles",
     "turn_already_over",
     "validate_state",
 ]
@@ -171,6 +178,9 @@ def _grammar(
     A MUST violation is reported before a SHOULD one; with ``must_only`` only MUST
     violations are reported (a SHOULD slip never hides the failure a check found).
     """
+    # A do_continue_turn that raised (any adapter of the check) is the cause of whatever
+    # the turn's parts look like afterwards: it comes first.
+    require_continue_controls(ctx.adapters)
     judged = ctx.adapters if adapters is None else adapters
     if not judged:
         return
@@ -184,6 +194,19 @@ def _grammar(
     chosen = musts[0] if musts else (violations[0] if violations and not must_only else None)
     if chosen is not None:
         raise CheckFailed(chosen.requirement, str(chosen))
+
+
+def require_continue_controls(adapters: Sequence[RecordingAdapter]) -> None:
+    """Every ``do_continue_turn`` returned a prompt control instead of raising
+    (ADAPTER-028 after a pause; LIFECYCLE-041 in a session restored from a turn state)."""
+    for adapter in adapters:
+        for session in adapter.sessions:
+            for recorded in session.slices:
+                if recorded.kind == "continue" and recorded.call_error is not None:
+                    violation = continue_call_violation(
+                        recorded.call_error, restored=bool(session.start.get("continue"))
+                    )
+                    raise CheckFailed(violation.requirement, violation.message)
 
 
 @contextlib.contextmanager
@@ -208,6 +231,26 @@ def grammar_first(
         _grammar(ctx, adapters, must_only=True)
         raise
     _grammar(ctx, adapters)
+
+
+@contextlib.contextmanager
+def settles(ctx: CheckContext, what: str = "the turn") -> Iterator[None]:
+    """Bound the block by the declared turn timeout; over it is an ADAPTER-044 failure.
+
+    Nothing inside was aborted, so the adapter's turn (or operation) simply did not
+    settle: its ``done()`` neither returned nor raised. A bare ``TimeoutError`` would be
+    an error of the check, not the adapter failure it is.
+    """
+    timeout = ctx.capabilities.turn_timeout
+    try:
+        with anyio.fail_after(timeout):
+            yield
+    except TimeoutError as error:
+        raise CheckFailed(
+            "ADAPTER-044",
+            f"{what} did not settle within {timeout:g} s (declared turn_timeout): its "
+            "done() neither returned nor raised",
+        ) from error
 
 
 def validate_state(adapter: RecordingAdapter, raw: object, expected: str) -> None:

@@ -34,6 +34,7 @@ from .support import (
     make_script,
     observations,
     set_script,
+    settles,
     turn_already_over,
     validate_state,
 )
@@ -209,7 +210,7 @@ async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) 
     )
     agent = ctx.agent(adapter)
     session = await ctx.create_session(agent)
-    with grammar_first(ctx), anyio.fail_after(ctx.capabilities.turn_timeout):
+    with grammar_first(ctx), settles(ctx, "the steered turn"):
         result = await agent.stream(session=session, prompt="steer me")
         async with anyio.create_task_group() as group:
             group.start_soon(ctx.collect, result)
@@ -294,7 +295,7 @@ async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             raise CheckFailed(
                 "HOSTTOOL-027", "the questions call did not pause for the host's answer"
             )
-        with anyio.fail_after(ctx.capabilities.turn_timeout):
+        with settles(ctx, "the continued turn"):
             result = await agent.continue_stream(
                 session=session,
                 tool_result_continuations=[

@@ -149,6 +149,21 @@ class _ModesRefused(MutantAdapter):
         return options
 
 
+class _ApprovalsUndeclared(MutantAdapter):
+    """Declares no built-in approvals (so the agent only ever asks for allow-all)."""
+
+    @property
+    def supports_builtin_tool_approvals(self) -> bool:
+        """Claimed False, although the runtime asks."""
+        return False
+
+
+def _runtime_asks_before_shell(session: MutantSession) -> None:
+    # The runtime keeps its own default policy (ask before edits and shell commands)
+    # instead of the allow-all it was started with.
+    runtime_options(session, permission_mode="allow-reads")
+
+
 def _unclassified(adapter: MutantAdapter) -> Mapping[str, BuiltinTool]:
     return replace_common_tools(adapter.fake.builtin_tools, lambda tool: {"tool_use_kind": None})
 
@@ -205,6 +220,18 @@ DEFECTS: tuple[Defect, ...] = (
         "supports_builtin_tool_approvals is True but prompt controls lack submit_tool_approval.",
         profile="claude-code",
         control=_NoApprovalMethodControl,
+    ),
+    Defect(
+        "relays-unanswerable-approvals",
+        "ADAPTER-046",
+        _AREA,
+        "Declares no approvals, yet relays the runtime's approval requests with no "
+        "submit_tool_approval to answer them.",
+        profile="claude-code",
+        adapter=_ApprovalsUndeclared,
+        control=_NoApprovalMethodControl,
+        on_start=_runtime_asks_before_shell,
+        claims={"builtin_tool_approvals": False},
     ),
     Defect(
         "asks-under-allow-all",

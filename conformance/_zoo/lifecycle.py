@@ -91,6 +91,12 @@ class _StopsItsSandbox(MutantSession):
         return state
 
 
+class _CannotContinue(MutantSession):
+    async def do_continue_turn(self, options: ContinueTurnOptions) -> PromptControl:
+        # The method exists (the surface looks complete) but was never implemented.
+        raise NotImplementedError("continuing an unfinished turn is not implemented")
+
+
 class _NoCompactMethod(MutantSession):
     do_compact = None  # type: ignore[assignment]
 
@@ -189,6 +195,13 @@ DEFECTS: tuple[Defect, ...] = (
         _LIFECYCLE,
         "do_stop also stops the sandbox session the adapter was given.",
         session=_StopsItsSandbox,
+    ),
+    Defect(
+        "continue-turn-not-implemented",
+        "ADAPTER-028",
+        _LIFECYCLE,
+        "do_continue_turn exists but raises, so a suspended turn can never be continued.",
+        session=_CannotContinue,
     ),
     Defect(
         "session-without-do-compact",

@@ -7,11 +7,14 @@ it verifies. A mutant that survives, or dies only of other requirements, points 
 requirement the suite under-tests. The unmutated fake harness runs too, in every
 profile (:func:`~harness_testkit.conformance.self_test_targets`): any failure there is
 a false positive. Adapter-facing MUSTs and SHOULDs that a check verifies but no mutant
-breaks are listed as unproven; SHOULDs no check verifies are listed as unchecked.
+breaks are listed as unproven; SHOULDs no check verifies are listed as unchecked. Every
+check runs under the zoo's cap (:data:`ZOO_CHECK_TIMEOUT`): a mutant that hangs is
+judged by ADAPTER-044 failures, never by a long wait.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -33,6 +36,7 @@ from .catalog import mutant_names, mutants
 from .machinery import Mutant
 
 __all__ = [
+    "ZOO_CHECK_TIMEOUT",
     "FalsePositive",
     "Kill",
     "MutantOutcome",
@@ -43,6 +47,7 @@ __all__ = [
     "selftest",
     "unchecked_requirements",
     "unproven_requirements",
+    "zoo_options",
 ]
 
 Verdict = Literal["killed", "killed-elsewhere", "survived"]
@@ -265,12 +270,26 @@ def judge(mutant: Mutant, report: Report, seconds: float = 0.0) -> MutantOutcome
     return MutantOutcome(mutant=mutant, kills=_kills(report), seconds=seconds)
 
 
+#: Wall-time cap of one check against a mutant (seconds). The fake answers in
+#: milliseconds and a mutant declares a turn timeout of a few seconds at most, so a check
+#: still running after two minutes is stuck: it fails with ADAPTER-044 and the run goes on.
+ZOO_CHECK_TIMEOUT = 120.0
+
+
+def zoo_options(options: RunOptions) -> RunOptions:
+    """``options`` with the per-check cap at most :data:`ZOO_CHECK_TIMEOUT`."""
+    if options.check_timeout <= ZOO_CHECK_TIMEOUT:
+        return options
+    return dataclasses.replace(options, check_timeout=ZOO_CHECK_TIMEOUT)
+
+
 def run_mutant(
     mutant: Mutant, options: RunOptions, *, check_ids: Iterable[str] | None = None
 ) -> MutantOutcome:
-    """Run the suite (or ``check_ids`` and their prerequisites) against ``mutant``."""
+    """Run the suite (or ``check_ids`` and their prerequisites) against ``mutant``, each
+    check capped at :data:`ZOO_CHECK_TIMEOUT` seconds (or ``options``' smaller cap)."""
     started = time.perf_counter()
-    report = run_suite(mutant.target, options, check_ids=check_ids)
+    report = run_suite(mutant.target, zoo_options(options), check_ids=check_ids)
     return judge(mutant, report, time.perf_counter() - started)
 
 
@@ -314,7 +333,7 @@ def unchecked_requirements() -> list[str]:
 
 
 def _false_positives(target: AdapterTarget, options: RunOptions) -> list[FalsePositive]:
-    report = run_suite(target, options)
+    report = run_suite(target, zoo_options(options))
     return [FalsePositive(target=target.name, kill=kill) for kill in _kills(report)]
 
 

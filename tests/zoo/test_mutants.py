@@ -14,7 +14,7 @@ import pytest
 from harness_testkit.conformance import AdapterTarget, RunOptions, ordered_checks
 from harness_testkit.conformance._zoo.catalog import get_mutant, mutant_names, mutants
 from harness_testkit.conformance._zoo.machinery import Mutant, MutantAdapter
-from harness_testkit.conformance._zoo.selftest import run_mutant
+from harness_testkit.conformance._zoo.selftest import MutantOutcome, run_mutant
 from harness_testkit.fake_harness import FakeHarness, profiles
 from harness_testkit.spec import load_requirements
 
@@ -37,6 +37,7 @@ AREAS = (
     "robustness",
     "session identity",
     "capability honesty",
+    "turn settings",
 )
 
 
@@ -90,11 +91,7 @@ def test_mutant_is_killed_by_a_check_of_its_requirement(name: str) -> None:
     mutant = get_mutant(name)
     check_ids = _checks_for(mutant)
     assert check_ids, f"no check lists {mutant.requirement}"
-    outcome = run_mutant(mutant, SMOKE, check_ids=check_ids)
-    if outcome.verdict != "killed":
-        # Some checks report a requirement they do not list (the stream grammar pass of
-        # the scripted suites, ADAPTER-024 in the lifecycle checks): the whole suite decides.
-        outcome = run_mutant(mutant, SMOKE)
+    outcome = _judged(mutant, SMOKE)
     for seed in SEEDS:
         if outcome.verdict == "killed":
             break
@@ -103,6 +100,30 @@ def test_mutant_is_killed_by_a_check_of_its_requirement(name: str) -> None:
         outcome = run_mutant(mutant, RunOptions(profile="smoke", seed=seed), check_ids=check_ids)
     assert outcome.verdict == "killed", (
         f"{name} ({mutant.requirement}) {outcome.verdict}: "
+        + "; ".join(f"{k.check_id} -> {k.failed_requirement}" for k in outcome.kills)
+    )
+
+
+def _judged(mutant: Mutant, options: RunOptions) -> MutantOutcome:
+    """The mutant judged by the checks of its requirement, else by the whole suite."""
+    outcome = run_mutant(mutant, options, check_ids=_checks_for(mutant))
+    if outcome.verdict != "killed":
+        # Some checks report a requirement they do not list (the stream grammar pass of
+        # the scripted suites, ADAPTER-024 in the lifecycle checks): the whole suite decides.
+        outcome = run_mutant(mutant, options)
+    return outcome
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "seed"), [(name, seed) for name in mutant_names() for seed in range(10)]
+)
+def test_mutant_dies_by_its_own_requirement_at_every_seed(name: str, seed: int) -> None:
+    """Issue 19: a verdict must not depend on the seed's luck (no fallback seed here)."""
+    mutant = get_mutant(name)
+    outcome = _judged(mutant, RunOptions(profile="smoke", seed=seed))
+    assert outcome.verdict == "killed", (
+        f"{name} ({mutant.requirement}) at seed {seed}: {outcome.verdict} "
         + "; ".join(f"{k.check_id} -> {k.failed_requirement}" for k in outcome.kills)
     )
 

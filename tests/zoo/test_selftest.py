@@ -92,6 +92,12 @@ def test_unproven_lists_adapter_facing_requirements_without_a_mutant() -> None:
     assert all(catalogue.get(item).level == "SHOULD" for item in unchecked)
 
 
+def test_no_adapter_facing_requirement_is_unproven() -> None:
+    """Issue 19: the zoo grows until every checked adapter-facing MUST and SHOULD has a
+    mutant (``test_mutants.py`` proves each dies by it)."""
+    assert unproven_requirements(mutants()) == []
+
+
 def test_the_full_suite_kills_a_couple_of_mutants() -> None:
     zoo = [get_mutant("duplicate-finish"), get_mutant("wrong-session-id")]
     report = run_selftest(zoo, SMOKE, reference=False)
