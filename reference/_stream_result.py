@@ -367,6 +367,7 @@ class StreamResult:
             provider_metadata=steps[-1].provider_metadata if steps else None,
             response_messages=response_messages(steps),
             output=output,
+            empty_response=None if steps else outcome.empty_response,
         )
 
 

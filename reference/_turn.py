@@ -81,7 +81,7 @@ from harness_testkit.spec import ProviderMetadata as Metadata
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._results import ContentPart, StepResult, add_usage, append_content, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
-from ._tool import Tool, ToolExecutionOptions, parse_json_text, parse_tool_call_input
+from ._tool import Tool, ToolExecutionOptions, parse_tool_call_input
 from ._turn_state import (
     ApprovalContinuation,
     ResultContinuation,
@@ -178,7 +178,10 @@ class SliceRunner:
         self.step_open = False
         self.step_has_content = False
         self.step_content: list[ContentPart] = []
-        self.held: list[ConsumerPart] = []
+        # Deferred outcomes (2.2.12), flushed at the step boundary. ``True``: a step part
+        # (a harness tool result, a preliminary host result: opens the step, is content);
+        # ``False``: a continuation part (a host result captured while suspending).
+        self.held: list[tuple[ConsumerPart, bool]] = []
         self.swallow_next_finish_step = False
         self.expected_calls: int | None = None
         self.seen_in_step = 0
@@ -603,18 +606,16 @@ class SliceRunner:
                 dynamic=part.dynamic,
                 provider_metadata=part.provider_metadata,
             )
-        self.held.append(outcome)
+        self.held.append((outcome, True))
 
-    async def _flush_held(self, *, record: bool = True) -> None:
-        """Forward held outcomes. Unrecorded flushes are continuation parts: no new step."""
+    async def _flush_held(self) -> None:
+        """Forward held outcomes: step parts open the step, continuation parts do not."""
         held, self.held = self.held, []
-        for outcome in held:
-            if record:
-                await self._open_step()
-            await self.sink(outcome)
-            if record:
-                self.step_has_content = True
-                self._record_content(outcome)
+        for outcome, in_step in held:
+            if in_step:
+                await self._forward(outcome, content=True)
+            else:
+                await self.sink(outcome)
 
     async def _handle_file_change(self, part: FileChangePart) -> None:
         path = strip_work_dir(part.path, self.work_dir)
@@ -680,13 +681,10 @@ class SliceRunner:
         if self.swallow_next_finish_step:
             # The resumed step was recorded before the pause (5.4.9).
             self.swallow_next_finish_step = False
-            await self._flush_held(record=False)
-            if self.step_open:
-                # Replayed parts opened a consumer step: close it so framing stays
-                # balanced, but record no step (its content belongs to the paused one).
-                await self._emit_finish_step(
-                    part.finish_reason, normalize_usage(part.usage), part.harness_metadata
-                )
+            # As upstream: held outcomes are flushed (a step part opens a consumer step),
+            # then the step's content is discarded without a finish-step; the next part
+            # opens a new step.
+            await self._flush_held()
             self._reset_step()
             return
         await self._close_step(
@@ -738,14 +736,6 @@ class SliceRunner:
             finish_reason=finish_reason.unified,
             raw_finish_reason=finish_reason.raw,
             provider_metadata=metadata,
-        )
-
-    async def _emit_finish_step(
-        self, finish_reason: FinishReason, usage: LanguageModelUsage, metadata: Metadata | None
-    ) -> None:
-        """Close the consumer step without recording a StepResult."""
-        await self.sink(
-            self._finish_step_part(finish_reason, usage, metadata, len(self.outcome.steps))
         )
 
     def _reset_step(self) -> None:
@@ -848,24 +838,18 @@ class SliceRunner:
         if seen is not None:
             # Consumers see this outcome now; the runtime's later echo is a replay.
             self.host_settled.add(tool_call_id)
-            if is_error:
-                self.held.append(
-                    ConsumerToolErrorPart(
-                        tool_call_id=tool_call_id,
-                        tool_name=name,
-                        input=seen.consumer.input,
-                        error=strip_value(output, self.work_dir),
-                    )
-                )
-            else:
-                self.held.append(
-                    ConsumerToolResultPart(
-                        tool_call_id=tool_call_id,
-                        tool_name=name,
-                        input=seen.consumer.input,
-                        output=strip_value(output, self.work_dir),
-                    )
-                )
+            stripped = strip_value(output, self.work_dir)
+            common: dict[str, Any] = {
+                "tool_call_id": tool_call_id,
+                "tool_name": name,
+                "input": seen.consumer.input,
+            }
+            outcome: ConsumerPart = (
+                ConsumerToolErrorPart(**common, error=stripped)
+                if is_error
+                else ConsumerToolResultPart(**common, output=stripped)
+            )
+            self.held.append((outcome, False))  # a continuation part: opens no step
 
     def _start_execution(self, part: ToolCallPart, tool: Tool) -> None:
         assert self.task_group is not None
@@ -890,7 +874,8 @@ class SliceRunner:
             else None
         )
         validated = tool.validate_context(name, context)
-        _, value = parse_json_text(raw_input)
+        # The executor gets the parsed input, or the raw text when it is not JSON ('' too).
+        value = _json_or_raw(raw_input)
         options = ToolExecutionOptions(
             tool_call_id=tool_call_id,
             sandbox=self.core.sandbox,
@@ -903,13 +888,13 @@ class SliceRunner:
             last: Any = None
             async for item in result:
                 last = item
-                self.held.append(self._preliminary(tool_call_id, name, item))
+                self.held.append((self._preliminary(tool_call_id, name, item), True))
             return True, last, None
         if inspect.isgenerator(result):
             last = None
             for item in result:
                 last = item
-                self.held.append(self._preliminary(tool_call_id, name, item))
+                self.held.append((self._preliminary(tool_call_id, name, item), True))
             return True, last, None
         if inspect.isawaitable(result):
             result = await result
@@ -997,11 +982,10 @@ class SliceRunner:
         seen = self.seen_calls.get(record.tool_call_id)
         if seen is not None:
             return seen.consumer
-        ok, value = parse_json_text(strip_work_dir(record.input, self.work_dir))
         return ConsumerToolCallPart(
             tool_call_id=record.tool_call_id,
             tool_name=record.tool_name,
-            input=value if ok else record.input,
+            input=_json_or_raw(strip_work_dir(record.input, self.work_dir)),
             provider_executed=record.provider_executed,
         )
 
@@ -1052,7 +1036,7 @@ class SliceRunner:
         ok, value, error = await self._execute_and_submit(
             record.tool_call_id, record.tool_name, record.input, tool
         )
-        await self._flush_held(record=False)
+        await self._flush_held()
         if ok:
             await self.sink(
                 ConsumerToolResultPart(
@@ -1101,6 +1085,10 @@ class SliceRunner:
             await self._close_step(FinishReason(unified="tool-calls"), LanguageModelUsage(), None)
         self.core.state = self.core.awaiting_state()
         self.outcome.paused = True
+        # As upstream, where each slice reads its own stream: what the adapter emits into
+        # this slice's queue from now on is never read; the continuation reads the queue
+        # whose emit it hands to do_continue_turn.
+        self.queue.close()
         await self._finish_result(FinishReason(unified="tool-calls"))
 
     async def _stop_condition_hit(self) -> bool:
@@ -1157,7 +1145,9 @@ class SliceRunner:
 
     async def _close_suspended(self) -> None:
         """The stream closed because of a deliberate suspension: not a failure."""
-        await self._flush_held(record=False)
+        await self._flush_held()
+        if self.outcome.finish is None:
+            self._reset_step()  # the step continues in the next slice: not recorded here
         self.outcome.suspended = True
         await self._finish_result(self._final_reason())
 
@@ -1230,6 +1220,14 @@ def _as_exception(value: Any) -> BaseException:
     if isinstance(value, dict) and isinstance(value.get("message"), str):
         return HarnessTurnError(value["message"])
     return HarnessTurnError(value if isinstance(value, str) else json.dumps(value, default=repr))
+
+
+def _json_or_raw(text: str) -> Any:
+    """``text`` parsed as JSON, else ``text`` itself (the AI SDK's ``safeParseJSON``)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _error_string(error: BaseException) -> str:
