@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
-import sys
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -78,6 +77,7 @@ from harness_testkit.spec import (
 )
 from harness_testkit.spec import ProviderMetadata as Metadata
 
+from ._detached import spawn_detached
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._results import ContentPart, StepResult, add_usage, append_content, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
@@ -213,7 +213,7 @@ class SliceRunner:
         ignores cancellation cannot hold the slice past its deadline and ``abort_grace``.
         """
         abort_scope = anyio.CancelScope()
-        _spawn_detached(self._watch_done)
+        spawn_detached(self._watch_done)
         try:
             async with anyio.create_task_group() as task_group:
                 self.task_group = task_group
@@ -1242,28 +1242,3 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     return value
-
-
-_DETACHED: set[Any] = set()
-
-
-def _spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Start ``function`` in a task no caller waits for (trio system task or asyncio task).
-
-    The slice never joins it: ``done()`` of an adapter that ignores cancellation keeps
-    running there while the turn ends on time.
-    """
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            trio.lowlevel.current_trio_token()
-        except RuntimeError:
-            pass  # not inside trio: asyncio below
-        else:
-            trio.lowlevel.spawn_system_task(function)
-            return
-    import asyncio
-
-    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(function())
-    _DETACHED.add(task)  # asyncio keeps weak references only
-    task.add_done_callback(_DETACHED.discard)

@@ -766,6 +766,8 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
             if DEBUG:
                 traceback.print_exc()
             emit({"op": op, "error": error_view(error)})
+        if step.get("waitLog") is not None and not await _wait_log(log, step["waitLog"]):
+            emit({"op": "waitLog", "error": {"name": "Error", "message": "oracle: step timed out"}})
         await anyio.sleep(0.01)
         if log:
             emit({"op": "adapter", "calls": list(log)})
@@ -795,6 +797,17 @@ class _SeenApprovals:
             {**c, "approvalId": self.last} if c.get("approvalId") == "<from-request>" else c
             for c in continuations
         ]
+
+
+async def _wait_log(log: list[dict[str, Any]], call: str) -> bool:
+    """Wait until the adapter log holds ``call`` (a step's ``waitLog``); False on timeout.
+
+    Polls like the driver does (the log is a plain list both sides fill).
+    """
+    with anyio.move_on_after(STEP_TIMEOUT):
+        while not any(entry.get("call") == call for entry in log):  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+    return any(entry.get("call") == call for entry in log)
 
 
 def _wire_state(state: Any) -> Any:
