@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -26,7 +27,8 @@ def spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
         except RuntimeError:
             pass  # not inside trio: asyncio below
         else:
-            trio.lowlevel.spawn_system_task(function)
+            # As asyncio's tasks, the task sees the caller's context variables.
+            trio.lowlevel.spawn_system_task(function, context=contextvars.copy_context())
             return
     import asyncio
 

@@ -1,10 +1,17 @@
 """The turn engine: reads harness parts of one turn slice and produces consumer parts.
 
 One *slice* is what one ``stream()``/``generate()``/``continue_*()`` call consumes of an
-adapter turn. The engine validates every harness part, translates it, dispatches host
-tools, pauses for host input, applies stop conditions and settles the result. Session
-bookkeeping (pending records, turn state, frozen settings) lives in :class:`TurnCore`,
-which outlives slices.
+adapter turn. The engine validates every harness part, dispatches host tools, pauses for
+host input, applies stop conditions and settles the result; what a single part becomes
+is the pure translator's business (``_translate.py``). Session bookkeeping (pending
+records, turn state, frozen settings) lives in :class:`TurnCore`, which outlives slices.
+
+Why one module of this size: :class:`SliceRunner` is one state machine (step framing,
+held outcomes, the swallowed resumed step, pauses, suspension capture, continuation
+settling, executions and ``done()``) whose transitions read and write the same slice
+state; splitting it further means a translator that returns effects for a driver to
+perform (issue 17), which is not done yet. Until then its parts stay together so every
+transition is visible in one place.
 """
 
 from __future__ import annotations
@@ -25,14 +32,7 @@ from harness_testkit.spec import (
     ConsumerFinishPart,
     ConsumerFinishStepPart,
     ConsumerPart,
-    ConsumerRawPart,
-    ConsumerReasoningDeltaPart,
-    ConsumerReasoningEndPart,
-    ConsumerReasoningStartPart,
     ConsumerStartStepPart,
-    ConsumerTextDeltaPart,
-    ConsumerTextEndPart,
-    ConsumerTextStartPart,
     ConsumerToolApprovalRequestPart,
     ConsumerToolApprovalResponsePart,
     ConsumerToolCallPart,
@@ -53,16 +53,9 @@ from harness_testkit.spec import (
     PendingToolApproval,
     PendingToolResult,
     PromptControl,
-    RawPart,
-    ReasoningDeltaPart,
-    ReasoningEndPart,
-    ReasoningStartPart,
     StepResponse,
     StreamPart,
     StreamStartPart,
-    TextDeltaPart,
-    TextEndPart,
-    TextStartPart,
     ToolApprovalRequestPart,
     ToolCallPart,
     ToolContextValidationError,
@@ -81,7 +74,15 @@ from ._detached import spawn_detached
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._results import ContentPart, StepResult, add_usage, append_content, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
-from ._tool import Tool, ToolExecutionOptions, parse_tool_call_input
+from ._tool import Tool, ToolExecutionOptions
+from ._translate import (
+    compaction_parts,
+    consumer_call,
+    file_change_parts,
+    harness_outcome,
+    host_outcome,
+    text_like_part,
+)
 from ._turn_state import (
     ApprovalContinuation,
     ResultContinuation,
@@ -307,36 +308,10 @@ class SliceRunner:
             if part.model_id and not self.outcome.steps:
                 self.model_id = part.model_id
             return False
-        if isinstance(part, TextStartPart):
-            await self._forward(
-                ConsumerTextStartPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
-        elif isinstance(part, TextDeltaPart):
-            await self._forward(
-                ConsumerTextDeltaPart(
-                    id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-                ),
-                content=True,
-            )
-        elif isinstance(part, TextEndPart):
-            await self._forward(
-                ConsumerTextEndPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
-        elif isinstance(part, ReasoningStartPart):
-            await self._forward(
-                ConsumerReasoningStartPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
-        elif isinstance(part, ReasoningDeltaPart):
-            await self._forward(
-                ConsumerReasoningDeltaPart(
-                    id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-                ),
-                content=True,
-            )
-        elif isinstance(part, ReasoningEndPart):
-            await self._forward(
-                ConsumerReasoningEndPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
+        translated = text_like_part(part)
+        if translated is not None:
+            consumer, is_content = translated
+            await self._forward(consumer, content=is_content)
         elif isinstance(part, ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart):
             await self._handle_tool_input(part)
         elif isinstance(part, ToolCallPart):
@@ -354,8 +329,6 @@ class SliceRunner:
             await self._handle_file_change(part)
         elif isinstance(part, CompactionPart):
             await self._handle_compaction(part)
-        elif isinstance(part, RawPart):
-            await self._forward(ConsumerRawPart(raw_value=part.raw_value))
         return False
 
     async def _open_step(self) -> None:
@@ -406,24 +379,7 @@ class SliceRunner:
             )
 
     def _consumer_call(self, part: ToolCallPart) -> ConsumerToolCallPart:
-        stripped = strip_work_dir(part.input, self.work_dir)
-        parsed = parse_tool_call_input(
-            part.tool_name,
-            stripped,
-            self.frozen.merged_tools,
-            provider_executed=part.provider_executed,
-            dynamic=part.dynamic,
-        )
-        return ConsumerToolCallPart(
-            tool_call_id=part.tool_call_id,
-            tool_name=part.tool_name,
-            input=parsed.input,
-            provider_executed=part.provider_executed,
-            dynamic=True if parsed.dynamic else None,
-            provider_metadata=part.provider_metadata,
-            invalid=True if parsed.invalid else None,
-            error=parsed.error,
-        )
+        return consumer_call(part, self.work_dir, self.frozen.merged_tools)
 
     async def _handle_tool_call(self, part: ToolCallPart) -> None:
         call_id = part.tool_call_id
@@ -586,26 +542,7 @@ class SliceRunner:
             return  # the host already settled this call in the continuation (5.4.8)
         seen = self.seen_calls.get(part.tool_call_id)
         provider_executed = seen.provider_executed if seen is not None else True
-        value = strip_value(part.result, self.work_dir)
-        outcome: ConsumerPart
-        if part.is_error is True and provider_executed:
-            outcome = ConsumerToolErrorPart(
-                tool_call_id=part.tool_call_id,
-                tool_name=part.tool_name,
-                error=value,
-                provider_executed=True,
-                dynamic=part.dynamic,
-                provider_metadata=part.provider_metadata,
-            )
-        else:
-            outcome = ConsumerToolResultPart(
-                tool_call_id=part.tool_call_id,
-                tool_name=part.tool_name,
-                output=value,
-                preliminary=part.preliminary,
-                dynamic=part.dynamic,
-                provider_metadata=part.provider_metadata,
-            )
+        outcome = harness_outcome(part, provider_executed, self.work_dir)
         self.held.append((outcome, True))
 
     async def _flush_held(self) -> None:
@@ -618,63 +555,14 @@ class SliceRunner:
                 await self.sink(outcome)
 
     async def _handle_file_change(self, part: FileChangePart) -> None:
-        path = strip_work_dir(part.path, self.work_dir)
         call_id = "harness-file-change-" + self.core.ids()
-        value = {"event": part.event, "path": path}
-        await self._forward(
-            ConsumerToolCallPart(
-                tool_call_id=call_id,
-                tool_name="fileChange",
-                input=value,
-                dynamic=True,
-                provider_executed=True,
-                provider_metadata=part.harness_metadata,
-            ),
-            content=True,
-        )
-        await self._forward(
-            ConsumerToolResultPart(
-                tool_call_id=call_id,
-                tool_name="fileChange",
-                input=value,
-                output=dict(value),
-                dynamic=True,
-                provider_executed=True,
-                provider_metadata=part.harness_metadata,
-            ),
-            content=True,
-        )
+        for consumer in file_change_parts(part, call_id, self.work_dir):
+            await self._forward(consumer, content=True)
 
     async def _handle_compaction(self, part: CompactionPart) -> None:
         call_id = "harness-compaction-" + self.core.ids()
-        output: dict[str, Any] = {"trigger": part.trigger, "summary": part.summary}
-        if part.tokens_before is not None:
-            output["tokensBefore"] = part.tokens_before
-        if part.tokens_after is not None:
-            output["tokensAfter"] = part.tokens_after
-        await self._forward(
-            ConsumerToolCallPart(
-                tool_call_id=call_id,
-                tool_name="compaction",
-                input={},
-                dynamic=True,
-                provider_executed=True,
-                provider_metadata=part.harness_metadata,
-            ),
-            content=True,
-        )
-        await self._forward(
-            ConsumerToolResultPart(
-                tool_call_id=call_id,
-                tool_name="compaction",
-                input={},
-                output=output,
-                dynamic=True,
-                provider_executed=True,
-                provider_metadata=part.harness_metadata,
-            ),
-            content=True,
-        )
+        for consumer in compaction_parts(part, call_id):
+            await self._forward(consumer, content=True)
 
     async def _handle_finish_step(self, part: FinishStepPart) -> None:
         await self._join_executions()
@@ -838,16 +726,13 @@ class SliceRunner:
         if seen is not None:
             # Consumers see this outcome now; the runtime's later echo is a replay.
             self.host_settled.add(tool_call_id)
-            stripped = strip_value(output, self.work_dir)
-            common: dict[str, Any] = {
-                "tool_call_id": tool_call_id,
-                "tool_name": name,
-                "input": seen.consumer.input,
-            }
-            outcome: ConsumerPart = (
-                ConsumerToolErrorPart(**common, error=stripped)
-                if is_error
-                else ConsumerToolResultPart(**common, output=stripped)
+            outcome = host_outcome(
+                tool_call_id,
+                name,
+                seen.consumer.input,
+                output,
+                is_error=bool(is_error),
+                work_dir=self.work_dir,
             )
             self.held.append((outcome, False))  # a continuation part: opens no step
 
