@@ -136,3 +136,16 @@ async def test_a_slice_past_the_part_limit_fails_with_an_error_naming_it(tmp_pat
 def test_max_stream_parts_is_validated(tmp_path: Path, value: object) -> None:
     with pytest.raises(HarnessUsageError, match="max_stream_parts"):
         make_agent(ScriptedHarness([]), tmp_path, max_stream_parts=value)
+
+
+async def test_a_caller_cancelled_while_awaiting_a_result_field_aborts_the_turn(
+    tmp_path: Path,
+) -> None:
+    harness = ScriptedHarness([[*text_step("x")[:2], Hang()]])
+    async with opened(harness, tmp_path, abort_grace=2.0) as (agent, session):
+        result = await agent.stream(session=session, prompt="go")
+        with anyio.move_on_after(0.2):
+            await result.text
+        # The caller gave up: the turn was aborted and the session released.
+        assert kinds(result.parts)[-1] == "abort"
+        assert session.turn_state is TurnState.IDLE
