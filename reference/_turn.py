@@ -970,10 +970,9 @@ class SliceRunner:
             await self._close_step(FinishReason(unified="tool-calls"), LanguageModelUsage(), None)
         self.core.state = self.core.awaiting_state()
         self.outcome.paused = True
-        # As upstream, where each slice reads its own stream: what the adapter emits into
-        # this slice's queue from now on is never read; the continuation reads the queue
-        # whose emit it hands to do_continue_turn.
-        self.queue.close()
+        # The adapter's turn stays alive (APPROVAL-039): what it emits into the queue from
+        # now on is read first by the continuation, or kept by a suspension (APPROVAL-041;
+        # upstream's per-slice streams lose it).
         await self._finish_result(FinishReason(unified="tool-calls"))
 
     async def _stop_condition_hit(self) -> bool:

@@ -82,3 +82,14 @@ def test_reference_matches_official(name: str, anyio_backend: str) -> None:
     """The reference agent prints the official lines (declared decision diffs applied)."""
     expected, _ = expected_lines(name)
     assert twin_lines(name, backend=anyio_backend) == expected
+
+
+@pytest.mark.requirement("APPROVAL-041")
+@pytest.mark.parametrize("name", ["client-tool-continue", "suspend-client-pause-resume"])
+def test_parts_emitted_during_a_pause_are_kept(name: str, anyio_backend: str) -> None:
+    """The finish-step the adapter emits while the turn is paused is the continuation's
+    swallowed one (the text step is recorded), and a suspension carries it as
+    ``bufferedParts``: the declared APPROVAL-041 lines, not upstream's."""
+    expected, diffs = expected_lines(name)
+    assert [diff["decision"] for diff in diffs] == ["APPROVAL-041"]
+    assert twin_lines(name, backend=anyio_backend) == expected
