@@ -770,6 +770,17 @@ async function runScenario(scenario) {
         error: view.error ?? { name: 'Error', message: String(error) },
       });
     }
+    if (step.waitLog != null) {
+      // Make a race deterministic: wait until the adapter log holds the named call
+      // (e.g. a host tool's submitToolResult while nobody reads the stream).
+      const deadline = Date.now() + STEP_TIMEOUT_MS;
+      while (!log.some(entry => entry.call === step.waitLog) && Date.now() < deadline) {
+        await tick();
+      }
+      if (!log.some(entry => entry.call === step.waitLog)) {
+        emit({ op: 'waitLog', error: { name: 'Error', message: 'oracle: step timed out' } });
+      }
+    }
     await tick();
     flushLog();
   }

@@ -27,8 +27,12 @@ from ._results import StepResult as StepResult
 from ._sandbox_setup import SandboxConfig as SandboxConfig
 from ._session import AgentSession as AgentSession
 from ._session import SessionStatus as SessionStatus
+from ._stream_result import MAX_RETAINED_PARTS as MAX_RETAINED_PARTS
+from ._stream_result import NoObjectGeneratedError as NoObjectGeneratedError
+from ._stream_result import PartLimitExceededError as PartLimitExceededError
 from ._stream_result import StreamResult as StreamResult
 from ._strip import strip_work_dir as strip_work_dir
+from ._tool import InvalidToolInputError as InvalidToolInputError
 from ._tool import Tool as Tool
 from ._tool import ToolExecutionOptions as ToolExecutionOptions
 from ._tool import tool as tool
@@ -103,6 +107,7 @@ def __getattr__(name: str) -> _Any:
 
 
 __all__ = [
+    "MAX_RETAINED_PARTS",
     "SIMULATION_VOLATILE_FIELDS",
     "AgentSession",
     "AnyioClock",
@@ -112,11 +117,14 @@ __all__ = [
     "GenerateResult",
     "HarnessAgent",
     "IdGenerator",
+    "InvalidToolInputError",
     "LoadedScenario",
     "LocalSandboxProvider",
     "LocalSandboxSession",
     "ManualClock",
+    "NoObjectGeneratedError",
     "PartCollector",
+    "PartLimitExceededError",
     "PrepareCall",
     "ResultContinuation",
     "SandboxConfig",

@@ -56,7 +56,7 @@ from ._sandbox_setup import (
     validate_sandbox_config,
 )
 from ._session import AgentSession
-from ._stream_result import StreamResult
+from ._stream_result import MAX_RETAINED_PARTS, StreamResult
 from ._tool import Tool
 from ._turn import QUESTIONS_TOOL
 from ._turn_state import (
@@ -181,6 +181,9 @@ class HarnessAgent:
         abort_grace: Seconds to wait for an aborted adapter turn to settle.
         drain_timeout: Seconds ``suspend_turn``/``detach``/``stop`` wait for a suspended
             turn's stream to close.
+        max_stream_parts: The most consumer parts one stream result retains for its
+            readers (late readers see every part from the start); a slice that would
+            exceed it fails with ``PartLimitExceededError``.
         error_log: Where failed turns are reported as
             ``[harness:<id>:error session=<id>] ...`` lines (default stderr; ``None`` for
             silence).
@@ -215,6 +218,7 @@ class HarnessAgent:
         clock: Timestamps | None = None,
         abort_grace: float = 10.0,
         drain_timeout: float = 30.0,
+        max_stream_parts: int = MAX_RETAINED_PARTS,
         error_log: TextIO | None = sys.stderr,
         id: str | None = None,
     ) -> None:
@@ -284,6 +288,16 @@ class HarnessAgent:
         self.clock = clock or system_clock
         self.abort_grace = abort_grace
         self.drain_timeout = drain_timeout
+        if isinstance(max_stream_parts, bool) or not isinstance(max_stream_parts, int):
+            raise HarnessUsageError(
+                f"HarnessAgent: max_stream_parts must be an int, got {max_stream_parts!r}."
+            )
+        if max_stream_parts < 2:
+            raise HarnessUsageError(
+                f"HarnessAgent: max_stream_parts must be at least 2 (start and a terminal "
+                f"part), got {max_stream_parts}."
+            )
+        self.max_stream_parts = max_stream_parts
         # The default is the stderr of import time; use the one of now (redirected since?).
         self.error_log = sys.stderr if error_log is _IMPORT_STDERR else error_log
         self.data_validator = _data_validator(harness)

@@ -362,6 +362,8 @@ class GenerateResult:
         provider_metadata: The final step's metadata.
         response_messages: Assistant and tool messages derived from the steps.
         output: Parsed structured output when the agent was configured with ``output``.
+        empty_response: The response of a step-less slice's synthetic final step
+            (``{id: <callId>-0, timestamp, modelId, messages: []}``, RESULT-016).
     """
 
     text: str
@@ -374,6 +376,7 @@ class GenerateResult:
     provider_metadata: Metadata | None
     response_messages: list[dict[str, Any]] = field(default_factory=list)
     output: Any = None
+    empty_response: dict[str, Any] | None = None
 
     @property
     def reasoning(self) -> list[dict[str, Any]]:
@@ -411,7 +414,7 @@ class GenerateResult:
         """The final step's response ``{id, timestamp, modelId, messages: []}``."""
         if self.steps and self.steps[-1].response is not None:
             return self.steps[-1].response.response.to_wire()
-        return {}
+        return dict(self.empty_response or {})
 
     @property
     def content(self) -> list[ContentPart]:

@@ -252,6 +252,12 @@ class AgentSession:
         frozen = core.frozen
         assert frozen is not None
 
+        # The slice is running from now on (the result starts it eagerly): a suspension
+        # that comes before its task got going still waits for it.
+        finished = anyio.Event()
+        core.slice_running = True
+        core.slice_finished = finished
+
         async def run(sink: Callable[[ConsumerPart], Awaitable[None]]) -> SliceOutcome:
             runner = SliceRunner(
                 core=core,
@@ -268,9 +274,6 @@ class AgentSession:
                 abort_grace=self._agent.abort_grace,
                 error_log=self._agent.error_log,
             )
-            finished = anyio.Event()
-            core.slice_running = True
-            core.slice_finished = finished
             completed = False
             try:
                 async with anyio.create_task_group() as group:
@@ -313,7 +316,13 @@ class AgentSession:
                 core.reset_turn()
             return outcome
 
-        return StreamResult(run, structured=structured)
+        return StreamResult(
+            run,
+            structured=structured,
+            abort=abort,
+            abort_grace=self._agent.abort_grace,
+            max_parts=self._agent.max_stream_parts,
+        )
 
     # -- suspension --------------------------------------------------------------------
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -11,6 +10,7 @@ import anyio
 import jsonschema
 
 from harness_testkit.spec import (
+    ConsumerErrorPart,
     ConsumerFinishPart,
     ConsumerPart,
     ConsumerStartPart,
@@ -18,12 +18,14 @@ from harness_testkit.spec import (
     ConsumerToolCallPart,
     ConsumerToolResultPart,
     HarnessError,
+    HarnessTurnError,
     HarnessUsageError,
     JsonResponseFormat,
     LanguageModelUsage,
     TextResponseFormat,
 )
 
+from ._detached import spawn_detached
 from ._results import (
     ContentPart,
     GenerateResult,
@@ -34,86 +36,110 @@ from ._results import (
 from ._tool import validate_json_schema
 from ._turn_state import SliceOutcome
 
-__all__ = ["StreamResult"]
+__all__ = [
+    "MAX_RETAINED_PARTS",
+    "NoObjectGeneratedError",
+    "PartLimitExceededError",
+    "StreamResult",
+    "parse_output",
+]
 
 SliceRun = Callable[[Callable[[ConsumerPart], Awaitable[None]]], Awaitable[SliceOutcome]]
+
+
+#: Default bound of the parts one result retains for its readers (see StreamResult).
+MAX_RETAINED_PARTS = 1_000_000
+
+
+class PartLimitExceededError(HarnessError):
+    """A slice produced more consumer parts than its result retains (the turn fails)."""
 
 
 class StreamResult:
     """The result of ``agent.stream()`` / ``agent.continue_stream()``.
 
-    Iterate :attr:`full_stream` to receive consumer parts as the runtime emits them; the
-    first is always ``start`` and the last is exactly one of ``finish``, ``error`` or
-    ``abort``. The aggregates (``await result.text`` ...) consume the stream when nobody
-    else does. Breaking out of ``full_stream`` early aborts the turn; use
-    ``async with result:`` (or ``await result.aclose()``) to make that deterministic.
+    The slice is *eager*: it runs from the moment ``stream()``/``continue_stream()``
+    returns, whether or not anyone reads (host tools run, continuations are submitted,
+    approvals are recorded), as the official agent's. :attr:`full_stream` tees: every
+    access is a new reader that starts at the first part, so several readers and late
+    readers all see the whole sequence; the first part is always ``start`` and the last is
+    exactly one of ``finish``, ``error`` or ``abort``. The aggregates (``await
+    result.text`` ...) wait for the slice to end.
+
+    Memory policy: the result retains every consumer part of its slice (that is what lets
+    a late reader start from the first part) until the result itself is released; the
+    adapter's queue holds only parts not yet translated. A slice is bounded by its turn
+    (it ends at ``finish``, a host-input pause, a stop condition or a failure), and the
+    retained parts are capped at ``max_parts`` (default :data:`MAX_RETAINED_PARTS`): a
+    slice that would exceed it fails with :class:`PartLimitExceededError` naming the
+    limit (raise it with ``HarnessAgent(max_stream_parts=...)``).
+
+    Leaving a reader early (``break``) only ends that reader, as a tee's branch does.
+    Cancelling a caller while it waits for parts or for the result aborts the turn (the
+    caller gave up); so does :meth:`aclose` (``async with result:``), which then waits up
+    to the agent's ``abort_grace`` for the slice to settle.
     """
 
-    def __init__(self, run: SliceRun, *, structured: bool = False) -> None:
+    def __init__(
+        self,
+        run: SliceRun,
+        *,
+        structured: bool = False,
+        abort: anyio.Event | None = None,
+        abort_grace: float = 10.0,
+        max_parts: int = MAX_RETAINED_PARTS,
+    ) -> None:
         self._run = run
-        self._parts: list[ConsumerPart] = []
+        self._parts: list[ConsumerPart] = [ConsumerStartPart()]
         self._outcome: SliceOutcome | None = None
-        self._started = False
         self._finished = anyio.Event()
         self._progress = anyio.Event()
-        self._generator: AsyncIterator[ConsumerPart] | None = None
+        self._abort = abort
+        self._abort_grace = abort_grace
+        self._max_parts = max_parts
         self._structured = structured
         #: The agent's ``output`` format (``None``: no output, and ``output`` raises).
         self.output_format: TextResponseFormat | JsonResponseFormat | None = (
             JsonResponseFormat() if structured else None
         )
+        spawn_detached(self._drive)
 
     # -- streaming ---------------------------------------------------------------------
 
     @property
     def full_stream(self) -> AsyncIterator[ConsumerPart]:
-        """Consumer parts. Each access yields the whole sequence from the start."""
-        if not self._started:
-            self._started = True
-            self._generator = self._drive()
-            return self._generator
-        return self._replay()
+        """Consumer parts. Each access is a new reader that yields every part from the start."""
+        return _Reader(self)
 
     @property
     def text_stream(self) -> AsyncIterator[str]:
-        """The text deltas' text."""
+        """The text deltas' text (a reader of its own, like :attr:`full_stream`)."""
+        return _TextReader(_Reader(self))
 
-        async def texts() -> AsyncIterator[str]:
-            async for part in self.full_stream:
-                if isinstance(part, ConsumerTextDeltaPart):
-                    yield part.text
+    async def _drive(self) -> None:
+        """Run the slice (a detached task, started by the constructor); never raises."""
+        try:
+            self._outcome = await self._run(self._sink)
+        except Exception as error:  # a bug below the slice runner: never lose it
+            self._outcome = SliceOutcome(error=error)
+            if not _is_terminal(self._parts[-1]):
+                self._parts.append(ConsumerErrorPart(error=error))
+        finally:
+            if self._outcome is None:  # cancelled (the event loop is shutting down)
+                self._outcome = SliceOutcome(aborted=True, error=_abort_error())
+            self._finished.set()
+            self._bump()
 
-        return texts()
+    async def _sink(self, part: ConsumerPart) -> None:
+        if len(self._parts) >= self._max_parts and not _is_terminal(part):
+            raise PartLimitExceededError(
+                f"The turn produced more than {self._max_parts} consumer parts in one "
+                "result, the most a result retains for its readers; raise "
+                "HarnessAgent(max_stream_parts=...) if such turns are expected."
+            )
+        self._record(part)
 
-    async def _drive(self) -> AsyncIterator[ConsumerPart]:
-        send, receive = anyio.create_memory_object_stream[ConsumerPart](math.inf)
-
-        async def sink(part: ConsumerPart) -> None:
-            send.send_nowait(part)
-
-        async def run() -> None:
-            try:
-                self._outcome = await self._run(sink)
-            finally:
-                send.close()
-
-        await self._record(ConsumerStartPart())
-        yield self._parts[0]
-        async with anyio.create_task_group() as group:
-            group.start_soon(run)
-            try:
-                async with receive:
-                    async for part in receive:
-                        await self._record(part)
-                        yield part
-            except GeneratorExit:
-                # The consumer stopped early (aclose): abort the slice and let the task
-                # group unwind here, in the consumer's own task.
-                group.cancel_scope.cancel()
-        self._finished.set()
-        self._bump()
-
-    async def _record(self, part: ConsumerPart) -> None:
+    def _record(self, part: ConsumerPart) -> None:
         self._parts.append(part)
         self._bump()
 
@@ -121,27 +147,40 @@ class StreamResult:
         progress, self._progress = self._progress, anyio.Event()
         progress.set()
 
-    async def _replay(self) -> AsyncIterator[ConsumerPart]:
-        index = 0
-        while True:
-            while index < len(self._parts):
-                yield self._parts[index]
-                index += 1
+    async def _next_part(self, index: int) -> ConsumerPart | None:
+        """Part ``index`` once it exists; ``None`` after the last part."""
+        while index >= len(self._parts):
             if self._finished.is_set():
-                return
-            await self._progress.wait()
+                return None
+            await self._wait(self._progress)
+        return self._parts[index]
+
+    async def _wait(self, event: anyio.Event) -> None:
+        """Wait for ``event``; a caller cancelled meanwhile aborts the turn (it gave up)."""
+        try:
+            await event.wait()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._abort_and_settle()
+            raise
+
+    async def _abort_and_settle(self) -> None:
+        if self._finished.is_set():
+            return
+        if self._abort is not None:
+            self._abort.set()
+        # The slice bounds its own waits after an abort by abort_grace (adapter done(),
+        # then its settling); this bound only guards against a bug there.
+        with anyio.move_on_after(2 * self._abort_grace + 1):
+            await self._finished.wait()
 
     async def consume(self) -> None:
-        """Run the slice to its end without looking at the parts."""
-        if not self._started:
-            async for _ in self.full_stream:
-                pass
-        await self._finished.wait()
+        """Wait for the slice to end without looking at the parts."""
+        await self._wait(self._finished)
 
     async def aclose(self) -> None:
-        """Stop iterating: aborts the turn if it is still running."""
-        if self._generator is not None and hasattr(self._generator, "aclose"):
-            await self._generator.aclose()
+        """Abort the turn if its slice is still running, and wait for it to settle."""
+        await self._abort_and_settle()
 
     async def __aenter__(self) -> StreamResult:
         return self
@@ -367,6 +406,7 @@ class StreamResult:
             provider_metadata=steps[-1].provider_metadata if steps else None,
             response_messages=response_messages(steps),
             output=output,
+            empty_response=None if steps else outcome.empty_response,
         )
 
 
@@ -399,6 +439,64 @@ def parse_output(output_format: TextResponseFormat | JsonResponseFormat, text: s
                 "No object generated: response did not match schema."
             ) from None
     return value
+
+
+class _Reader:
+    """One reader of a result's parts (a tee branch): an iterator over the retained log.
+
+    A plain class rather than an async generator: a reader left early holds nothing and
+    needs no finalisation.
+    """
+
+    def __init__(self, result: StreamResult) -> None:
+        self._result = result
+        self._index = 0
+        self._closed = False
+
+    def __aiter__(self) -> _Reader:
+        return self
+
+    async def __anext__(self) -> ConsumerPart:
+        if self._closed:
+            raise StopAsyncIteration
+        part = await self._result._next_part(self._index)
+        if part is None:
+            self._closed = True
+            raise StopAsyncIteration
+        self._index += 1
+        return part
+
+    async def aclose(self) -> None:
+        """End this reader only (the slice and other readers go on)."""
+        self._closed = True
+
+
+class _TextReader:
+    """The text of a reader's ``text-delta`` parts."""
+
+    def __init__(self, reader: _Reader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _TextReader:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            part = await self._reader.__anext__()
+            if isinstance(part, ConsumerTextDeltaPart):
+                return part.text
+
+    async def aclose(self) -> None:
+        """End this reader only."""
+        await self._reader.aclose()
+
+
+def _is_terminal(part: ConsumerPart) -> bool:
+    return part.type in ("finish", "error", "abort")
+
+
+def _abort_error() -> BaseException:
+    return HarnessTurnError("The turn was cancelled before it settled.")
 
 
 def _finish_part(parts: list[ConsumerPart]) -> ConsumerFinishPart:

@@ -1,18 +1,24 @@
 """The turn engine: reads harness parts of one turn slice and produces consumer parts.
 
 One *slice* is what one ``stream()``/``generate()``/``continue_*()`` call consumes of an
-adapter turn. The engine validates every harness part, translates it, dispatches host
-tools, pauses for host input, applies stop conditions and settles the result. Session
-bookkeeping (pending records, turn state, frozen settings) lives in :class:`TurnCore`,
-which outlives slices.
+adapter turn. The engine validates every harness part, dispatches host tools, pauses for
+host input, applies stop conditions and settles the result; what a single part becomes
+is the pure translator's business (``_translate.py``). Session bookkeeping (pending
+records, turn state, frozen settings) lives in :class:`TurnCore`, which outlives slices.
+
+Why one module of this size: :class:`SliceRunner` is one state machine (step framing,
+held outcomes, the swallowed resumed step, pauses, suspension capture, continuation
+settling, executions and ``done()``) whose transitions read and write the same slice
+state; splitting it further means a translator that returns effects for a driver to
+perform (issue 17), which is not done yet. Until then its parts stay together so every
+transition is visible in one place.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import sys
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -26,14 +32,7 @@ from harness_testkit.spec import (
     ConsumerFinishPart,
     ConsumerFinishStepPart,
     ConsumerPart,
-    ConsumerRawPart,
-    ConsumerReasoningDeltaPart,
-    ConsumerReasoningEndPart,
-    ConsumerReasoningStartPart,
     ConsumerStartStepPart,
-    ConsumerTextDeltaPart,
-    ConsumerTextEndPart,
-    ConsumerTextStartPart,
     ConsumerToolApprovalRequestPart,
     ConsumerToolApprovalResponsePart,
     ConsumerToolCallPart,
@@ -54,16 +53,9 @@ from harness_testkit.spec import (
     PendingToolApproval,
     PendingToolResult,
     PromptControl,
-    RawPart,
-    ReasoningDeltaPart,
-    ReasoningEndPart,
-    ReasoningStartPart,
     StepResponse,
     StreamPart,
     StreamStartPart,
-    TextDeltaPart,
-    TextEndPart,
-    TextStartPart,
     ToolApprovalRequestPart,
     ToolCallPart,
     ToolContextValidationError,
@@ -78,10 +70,19 @@ from harness_testkit.spec import (
 )
 from harness_testkit.spec import ProviderMetadata as Metadata
 
+from ._detached import spawn_detached
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._results import ContentPart, StepResult, add_usage, append_content, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
-from ._tool import Tool, ToolExecutionOptions, parse_json_text, parse_tool_call_input
+from ._tool import Tool, ToolExecutionOptions
+from ._translate import (
+    compaction_parts,
+    consumer_call,
+    file_change_parts,
+    harness_outcome,
+    host_outcome,
+    text_like_part,
+)
 from ._turn_state import (
     ApprovalContinuation,
     ResultContinuation,
@@ -178,7 +179,10 @@ class SliceRunner:
         self.step_open = False
         self.step_has_content = False
         self.step_content: list[ContentPart] = []
-        self.held: list[ConsumerPart] = []
+        # Deferred outcomes (2.2.12), flushed at the step boundary. ``True``: a step part
+        # (a harness tool result, a preliminary host result: opens the step, is content);
+        # ``False``: a continuation part (a host result captured while suspending).
+        self.held: list[tuple[ConsumerPart, bool]] = []
         self.swallow_next_finish_step = False
         self.expected_calls: int | None = None
         self.seen_in_step = 0
@@ -210,7 +214,7 @@ class SliceRunner:
         ignores cancellation cannot hold the slice past its deadline and ``abort_grace``.
         """
         abort_scope = anyio.CancelScope()
-        _spawn_detached(self._watch_done)
+        spawn_detached(self._watch_done)
         try:
             async with anyio.create_task_group() as task_group:
                 self.task_group = task_group
@@ -304,36 +308,10 @@ class SliceRunner:
             if part.model_id and not self.outcome.steps:
                 self.model_id = part.model_id
             return False
-        if isinstance(part, TextStartPart):
-            await self._forward(
-                ConsumerTextStartPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
-        elif isinstance(part, TextDeltaPart):
-            await self._forward(
-                ConsumerTextDeltaPart(
-                    id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-                ),
-                content=True,
-            )
-        elif isinstance(part, TextEndPart):
-            await self._forward(
-                ConsumerTextEndPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
-        elif isinstance(part, ReasoningStartPart):
-            await self._forward(
-                ConsumerReasoningStartPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
-        elif isinstance(part, ReasoningDeltaPart):
-            await self._forward(
-                ConsumerReasoningDeltaPart(
-                    id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-                ),
-                content=True,
-            )
-        elif isinstance(part, ReasoningEndPart):
-            await self._forward(
-                ConsumerReasoningEndPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
+        translated = text_like_part(part)
+        if translated is not None:
+            consumer, is_content = translated
+            await self._forward(consumer, content=is_content)
         elif isinstance(part, ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart):
             await self._handle_tool_input(part)
         elif isinstance(part, ToolCallPart):
@@ -351,8 +329,6 @@ class SliceRunner:
             await self._handle_file_change(part)
         elif isinstance(part, CompactionPart):
             await self._handle_compaction(part)
-        elif isinstance(part, RawPart):
-            await self._forward(ConsumerRawPart(raw_value=part.raw_value))
         return False
 
     async def _open_step(self) -> None:
@@ -403,24 +379,7 @@ class SliceRunner:
             )
 
     def _consumer_call(self, part: ToolCallPart) -> ConsumerToolCallPart:
-        stripped = strip_work_dir(part.input, self.work_dir)
-        parsed = parse_tool_call_input(
-            part.tool_name,
-            stripped,
-            self.frozen.merged_tools,
-            provider_executed=part.provider_executed,
-            dynamic=part.dynamic,
-        )
-        return ConsumerToolCallPart(
-            tool_call_id=part.tool_call_id,
-            tool_name=part.tool_name,
-            input=parsed.input,
-            provider_executed=part.provider_executed,
-            dynamic=True if parsed.dynamic else None,
-            provider_metadata=part.provider_metadata,
-            invalid=True if parsed.invalid else None,
-            error=parsed.error,
-        )
+        return consumer_call(part, self.work_dir, self.frozen.merged_tools)
 
     async def _handle_tool_call(self, part: ToolCallPart) -> None:
         call_id = part.tool_call_id
@@ -583,110 +542,37 @@ class SliceRunner:
             return  # the host already settled this call in the continuation (5.4.8)
         seen = self.seen_calls.get(part.tool_call_id)
         provider_executed = seen.provider_executed if seen is not None else True
-        value = strip_value(part.result, self.work_dir)
-        outcome: ConsumerPart
-        if part.is_error is True and provider_executed:
-            outcome = ConsumerToolErrorPart(
-                tool_call_id=part.tool_call_id,
-                tool_name=part.tool_name,
-                error=value,
-                provider_executed=True,
-                dynamic=part.dynamic,
-                provider_metadata=part.provider_metadata,
-            )
-        else:
-            outcome = ConsumerToolResultPart(
-                tool_call_id=part.tool_call_id,
-                tool_name=part.tool_name,
-                output=value,
-                preliminary=part.preliminary,
-                dynamic=part.dynamic,
-                provider_metadata=part.provider_metadata,
-            )
-        self.held.append(outcome)
+        outcome = harness_outcome(part, provider_executed, self.work_dir)
+        self.held.append((outcome, True))
 
-    async def _flush_held(self, *, record: bool = True) -> None:
-        """Forward held outcomes. Unrecorded flushes are continuation parts: no new step."""
+    async def _flush_held(self) -> None:
+        """Forward held outcomes: step parts open the step, continuation parts do not."""
         held, self.held = self.held, []
-        for outcome in held:
-            if record:
-                await self._open_step()
-            await self.sink(outcome)
-            if record:
-                self.step_has_content = True
-                self._record_content(outcome)
+        for outcome, in_step in held:
+            if in_step:
+                await self._forward(outcome, content=True)
+            else:
+                await self.sink(outcome)
 
     async def _handle_file_change(self, part: FileChangePart) -> None:
-        path = strip_work_dir(part.path, self.work_dir)
         call_id = "harness-file-change-" + self.core.ids()
-        value = {"event": part.event, "path": path}
-        await self._forward(
-            ConsumerToolCallPart(
-                tool_call_id=call_id,
-                tool_name="fileChange",
-                input=value,
-                dynamic=True,
-                provider_executed=True,
-                provider_metadata=part.harness_metadata,
-            ),
-            content=True,
-        )
-        await self._forward(
-            ConsumerToolResultPart(
-                tool_call_id=call_id,
-                tool_name="fileChange",
-                input=value,
-                output=dict(value),
-                dynamic=True,
-                provider_executed=True,
-                provider_metadata=part.harness_metadata,
-            ),
-            content=True,
-        )
+        for consumer in file_change_parts(part, call_id, self.work_dir):
+            await self._forward(consumer, content=True)
 
     async def _handle_compaction(self, part: CompactionPart) -> None:
         call_id = "harness-compaction-" + self.core.ids()
-        output: dict[str, Any] = {"trigger": part.trigger, "summary": part.summary}
-        if part.tokens_before is not None:
-            output["tokensBefore"] = part.tokens_before
-        if part.tokens_after is not None:
-            output["tokensAfter"] = part.tokens_after
-        await self._forward(
-            ConsumerToolCallPart(
-                tool_call_id=call_id,
-                tool_name="compaction",
-                input={},
-                dynamic=True,
-                provider_executed=True,
-                provider_metadata=part.harness_metadata,
-            ),
-            content=True,
-        )
-        await self._forward(
-            ConsumerToolResultPart(
-                tool_call_id=call_id,
-                tool_name="compaction",
-                input={},
-                output=output,
-                dynamic=True,
-                provider_executed=True,
-                provider_metadata=part.harness_metadata,
-            ),
-            content=True,
-        )
+        for consumer in compaction_parts(part, call_id):
+            await self._forward(consumer, content=True)
 
     async def _handle_finish_step(self, part: FinishStepPart) -> None:
         await self._join_executions()
         if self.swallow_next_finish_step:
             # The resumed step was recorded before the pause (5.4.9).
             self.swallow_next_finish_step = False
-            await self._flush_held(record=False)
-            if self.step_open:
-                # Replayed parts opened a consumer step: close it so framing stays
-                # balanced, but record no step (its content belongs to the paused one).
-                await self._emit_finish_step(
-                    part.finish_reason, normalize_usage(part.usage), part.harness_metadata
-                )
+            # As upstream: held outcomes are flushed (a step part opens a consumer step),
+            # then the step's content is discarded without a finish-step; the next part
+            # opens a new step.
+            await self._flush_held()
             self._reset_step()
             return
         await self._close_step(
@@ -738,14 +624,6 @@ class SliceRunner:
             finish_reason=finish_reason.unified,
             raw_finish_reason=finish_reason.raw,
             provider_metadata=metadata,
-        )
-
-    async def _emit_finish_step(
-        self, finish_reason: FinishReason, usage: LanguageModelUsage, metadata: Metadata | None
-    ) -> None:
-        """Close the consumer step without recording a StepResult."""
-        await self.sink(
-            self._finish_step_part(finish_reason, usage, metadata, len(self.outcome.steps))
         )
 
     def _reset_step(self) -> None:
@@ -848,24 +726,15 @@ class SliceRunner:
         if seen is not None:
             # Consumers see this outcome now; the runtime's later echo is a replay.
             self.host_settled.add(tool_call_id)
-            if is_error:
-                self.held.append(
-                    ConsumerToolErrorPart(
-                        tool_call_id=tool_call_id,
-                        tool_name=name,
-                        input=seen.consumer.input,
-                        error=strip_value(output, self.work_dir),
-                    )
-                )
-            else:
-                self.held.append(
-                    ConsumerToolResultPart(
-                        tool_call_id=tool_call_id,
-                        tool_name=name,
-                        input=seen.consumer.input,
-                        output=strip_value(output, self.work_dir),
-                    )
-                )
+            outcome = host_outcome(
+                tool_call_id,
+                name,
+                seen.consumer.input,
+                output,
+                is_error=bool(is_error),
+                work_dir=self.work_dir,
+            )
+            self.held.append((outcome, False))  # a continuation part: opens no step
 
     def _start_execution(self, part: ToolCallPart, tool: Tool) -> None:
         assert self.task_group is not None
@@ -890,7 +759,8 @@ class SliceRunner:
             else None
         )
         validated = tool.validate_context(name, context)
-        _, value = parse_json_text(raw_input)
+        # The executor gets the parsed input, or the raw text when it is not JSON ('' too).
+        value = _json_or_raw(raw_input)
         options = ToolExecutionOptions(
             tool_call_id=tool_call_id,
             sandbox=self.core.sandbox,
@@ -903,13 +773,13 @@ class SliceRunner:
             last: Any = None
             async for item in result:
                 last = item
-                self.held.append(self._preliminary(tool_call_id, name, item))
+                self.held.append((self._preliminary(tool_call_id, name, item), True))
             return True, last, None
         if inspect.isgenerator(result):
             last = None
             for item in result:
                 last = item
-                self.held.append(self._preliminary(tool_call_id, name, item))
+                self.held.append((self._preliminary(tool_call_id, name, item), True))
             return True, last, None
         if inspect.isawaitable(result):
             result = await result
@@ -997,11 +867,10 @@ class SliceRunner:
         seen = self.seen_calls.get(record.tool_call_id)
         if seen is not None:
             return seen.consumer
-        ok, value = parse_json_text(strip_work_dir(record.input, self.work_dir))
         return ConsumerToolCallPart(
             tool_call_id=record.tool_call_id,
             tool_name=record.tool_name,
-            input=value if ok else record.input,
+            input=_json_or_raw(strip_work_dir(record.input, self.work_dir)),
             provider_executed=record.provider_executed,
         )
 
@@ -1052,7 +921,7 @@ class SliceRunner:
         ok, value, error = await self._execute_and_submit(
             record.tool_call_id, record.tool_name, record.input, tool
         )
-        await self._flush_held(record=False)
+        await self._flush_held()
         if ok:
             await self.sink(
                 ConsumerToolResultPart(
@@ -1101,6 +970,9 @@ class SliceRunner:
             await self._close_step(FinishReason(unified="tool-calls"), LanguageModelUsage(), None)
         self.core.state = self.core.awaiting_state()
         self.outcome.paused = True
+        # The adapter's turn stays alive (APPROVAL-039): what it emits into the queue from
+        # now on is read first by the continuation, or kept by a suspension (APPROVAL-041;
+        # upstream's per-slice streams lose it).
         await self._finish_result(FinishReason(unified="tool-calls"))
 
     async def _stop_condition_hit(self) -> bool:
@@ -1157,7 +1029,9 @@ class SliceRunner:
 
     async def _close_suspended(self) -> None:
         """The stream closed because of a deliberate suspension: not a failure."""
-        await self._flush_held(record=False)
+        await self._flush_held()
+        if self.outcome.finish is None:
+            self._reset_step()  # the step continues in the next slice: not recorded here
         self.outcome.suspended = True
         await self._finish_result(self._final_reason())
 
@@ -1232,6 +1106,14 @@ def _as_exception(value: Any) -> BaseException:
     return HarnessTurnError(value if isinstance(value, str) else json.dumps(value, default=repr))
 
 
+def _json_or_raw(text: str) -> Any:
+    """``text`` parsed as JSON, else ``text`` itself (the AI SDK's ``safeParseJSON``)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def _error_string(error: BaseException) -> str:
     """``String(err)`` of the TypeScript agent, in Python terms: ``Name: message``."""
     return f"{type(error).__name__}: {error}"
@@ -1244,28 +1126,3 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     return value
-
-
-_DETACHED: set[Any] = set()
-
-
-def _spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Start ``function`` in a task no caller waits for (trio system task or asyncio task).
-
-    The slice never joins it: ``done()`` of an adapter that ignores cancellation keeps
-    running there while the turn ends on time.
-    """
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            trio.lowlevel.current_trio_token()
-        except RuntimeError:
-            pass  # not inside trio: asyncio below
-        else:
-            trio.lowlevel.spawn_system_task(function)
-            return
-    import asyncio
-
-    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(function())
-    _DETACHED.add(task)  # asyncio keeps weak references only
-    task.add_done_callback(_DETACHED.discard)

@@ -5,8 +5,8 @@
 the Python twin runs the same scenario on ``harness_testkit.reference``. Where the project
 decides differently on purpose, the scenario declares the diff beside it
 (``declaredDiffs``: a decision id from ``spec/requirements.yaml`` and the exact Python
-lines that replace the official ones) and the test fails if the divergence disappears or
-changes. Divergences not fixed yet are listed in ``open_divergences.yaml`` with a reason;
+lines that replace the official ones: one line, or a list of lines, per official line)
+and the test fails if the divergence disappears or changes. Divergences not fixed yet are listed in ``open_divergences.yaml`` with a reason;
 their tests are strict xfails, so fixing one makes its entry fail until it is removed.
 """
 
@@ -33,16 +33,21 @@ def _decisions() -> set[str]:
 
 def expected_lines(name: str) -> tuple[list[str], list[dict[str, Any]]]:
     """The official lines of ``name`` with its declared diffs applied, and the diffs."""
-    lines = (EXPECTED / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    official = (EXPECTED / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
     diffs: list[dict[str, Any]] = load_scenario(name).get("declaredDiffs", [])
+    # Each official line is replaced by the declared Python line, or by a list of Python
+    # lines (a decided behaviour that prints more or fewer lines, e.g. a pause instead of
+    # a hang); indices always refer to the official output.
+    replaced: list[list[str]] = [[line] for line in official]
     for diff in diffs:
-        for index, python_line in diff["lines"].items():
+        for index, python in diff["lines"].items():
             position = int(index)
-            assert lines[position] != python_line, (
+            python_lines = python if isinstance(python, list) else [python]
+            assert python_lines != [official[position]], (
                 f"{name}: declared diff at line {position} equals the official line"
             )
-            lines[position] = python_line
-    return lines, diffs
+            replaced[position] = python_lines
+    return [line for group in replaced for line in group], diffs
 
 
 def _param(name: str) -> Any:
@@ -76,4 +81,15 @@ def test_oracle_inventory(capsys: pytest.CaptureFixture[str]) -> None:
 def test_reference_matches_official(name: str, anyio_backend: str) -> None:
     """The reference agent prints the official lines (declared decision diffs applied)."""
     expected, _ = expected_lines(name)
+    assert twin_lines(name, backend=anyio_backend) == expected
+
+
+@pytest.mark.requirement("APPROVAL-041")
+@pytest.mark.parametrize("name", ["client-tool-continue", "suspend-client-pause-resume"])
+def test_parts_emitted_during_a_pause_are_kept(name: str, anyio_backend: str) -> None:
+    """The finish-step the adapter emits while the turn is paused is the continuation's
+    swallowed one (the text step is recorded), and a suspension carries it as
+    ``bufferedParts``: the declared APPROVAL-041 lines, not upstream's."""
+    expected, diffs = expected_lines(name)
+    assert [diff["decision"] for diff in diffs] == ["APPROVAL-041"]
     assert twin_lines(name, backend=anyio_backend) == expected

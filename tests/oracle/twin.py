@@ -680,6 +680,8 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
     sessions: list[AgentSession] = []
     states: list[Any] = []
     pending: list[StreamResult] = []
+    # The last approval id a consumer saw: continuations write "<from-request>" for it.
+    seen = _SeenApprovals()
 
     def session_of(step: Mapping[str, Any]) -> AgentSession:
         return sessions[step.get("session", len(sessions) - 1)]
@@ -694,7 +696,7 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
     for step in scenario["steps"]:
         op = step["op"]
         try:
-            with anyio.fail_after(STEP_TIMEOUT * 2):
+            with anyio.fail_after(STEP_TIMEOUT):
                 if op == "construct":
                     agent = build_agent(scenario, harness, log)
                     emit(
@@ -729,10 +731,10 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
                     )
                 elif op in ("stream", "generate", "continue"):
                     assert agent is not None
-                    await _run_call(agent, session_of(step), step, emit, pending)
+                    await _run_call(agent, session_of(step), step, emit, pending, seen)
                 elif op == "readPending":
                     result = pending.pop(0)
-                    parts = [part async for part in result.full_stream]
+                    parts = [seen(part) async for part in result.full_stream]
                     emit({"op": op, "parts": parts})
                     emit({"op": "result", "result": await result_view(result)})
                 elif op == "suspend":
@@ -757,10 +759,15 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
                     emit({"op": op, "ok": True})
                 else:
                     raise ValueError(f"oracle twin: unknown step op {op}")
+        except TimeoutError:
+            # The driver's own words when an awaited step does not settle in time.
+            emit({"op": op, "error": {"name": "Error", "message": "oracle: step timed out"}})
         except Exception as error:  # the step's error is part of the output
             if DEBUG:
                 traceback.print_exc()
             emit({"op": op, "error": error_view(error)})
+        if step.get("waitLog") is not None and not await _wait_log(log, step["waitLog"]):
+            emit({"op": "waitLog", "error": {"name": "Error", "message": "oracle: step timed out"}})
         await anyio.sleep(0.01)
         if log:
             emit({"op": "adapter", "calls": list(log)})
@@ -770,6 +777,37 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
         with contextlib.suppress(Exception), anyio.fail_after(STEP_TIMEOUT):
             await session.destroy()
     return lines
+
+
+class _SeenApprovals:
+    """Remembers the last approval id a consumer saw, as the driver does."""
+
+    def __init__(self) -> None:
+        self.last: str | None = None
+
+    def __call__(self, part: Any) -> Any:
+        if getattr(part, "type", None) == "tool-approval-request":
+            self.last = part.approval_id
+        return part
+
+    def resolve(self, continuations: list[dict[str, Any]] | None) -> Any:
+        if continuations is None:
+            return None
+        return [
+            {**c, "approvalId": self.last} if c.get("approvalId") == "<from-request>" else c
+            for c in continuations
+        ]
+
+
+async def _wait_log(log: list[dict[str, Any]], call: str) -> bool:
+    """Wait until the adapter log holds ``call`` (a step's ``waitLog``); False on timeout.
+
+    Polls like the driver does (the log is a plain list both sides fill).
+    """
+    with anyio.move_on_after(STEP_TIMEOUT):
+        while not any(entry.get("call") == call for entry in log):  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+    return any(entry.get("call") == call for entry in log)
 
 
 def _wire_state(state: Any) -> Any:
@@ -782,6 +820,7 @@ async def _run_call(
     step: Mapping[str, Any],
     emit: Callable[[Any], None],
     pending: list[StreamResult],
+    seen: _SeenApprovals,
 ) -> None:
     op = step["op"]
     mode = step.get("mode", "generate" if op == "generate" else "stream")
@@ -793,7 +832,7 @@ async def _run_call(
         call["abort"] = abort
     if op == "continue":
         call["tool_result_continuations"] = step.get("toolResultContinuations")
-        call["tool_approval_continuations"] = step.get("toolApprovalContinuations")
+        call["tool_approval_continuations"] = seen.resolve(step.get("toolApprovalContinuations"))
     else:
         if "prompt" in step:
             call["prompt"] = step["prompt"]
@@ -816,7 +855,7 @@ async def _run_call(
         return
     parts: list[Any] = []
     async for part in result.full_stream:
-        parts.append(part)
+        parts.append(seen(part))
         if step.get("abortAfter") is not None and len(parts) == step["abortAfter"]:
             abort.set()
     emit({"op": op, "mode": mode, "parts": parts})

@@ -433,15 +433,30 @@ async def test_approved_builtin_is_submitted_once_and_its_genuine_result_forward
     assert response["toolCall"]["providerExecuted"] is True
 
 
-@pytest.mark.requirement("APPROVAL-026")
-async def test_builtin_settlement_keeps_steps_balanced(tmp_path: Path) -> None:
+@pytest.mark.requirement("APPROVAL-026", "STREAM-055")
+async def test_builtin_settlement_frames_the_discarded_step_as_upstream(tmp_path: Path) -> None:
     harness = approving_harness(builtin_script())
     async with opened(harness, tmp_path) as (agent, session):
         await stream_parts(agent, session=session, prompt="go")
         _, parts = await continue_parts(
             agent, session=session, tool_approval_continuations=[approval_response("ap1", True)]
         )
-    assert framing_problems(parts) == []
+    # The builtin's result opens the resumed step, which is discarded at the swallowed
+    # finish-step without a finish-step; the text opens a new, recorded step.
+    assert kinds(parts) == [
+        "start",
+        "tool-approval-response",
+        "start-step",
+        "tool-result",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "finish",
+    ]
+    # Apart from that discarded step, start-step and finish-step alternate.
+    assert framing_problems(parts) == ["start-step inside an open step at 4"]
 
 
 @pytest.mark.requirement("APPROVAL-026")

@@ -1,0 +1,37 @@
+"""Tasks no caller waits for: the eager slice and the adapter's ``done()`` watcher."""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+__all__ = ["spawn_detached"]
+
+_DETACHED: set[Any] = set()
+
+
+def spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Start ``function`` in a task no caller waits for (trio system task or asyncio task).
+
+    ``function`` must not raise (a trio system task that raises crashes the run); it is
+    cancelled when the event loop shuts down. Used for work that outlives the call that
+    started it: a slice runs whether or not anyone reads its result, and ``done()`` of an
+    adapter that ignores cancellation keeps running there while the turn ends on time.
+    """
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            pass  # not inside trio: asyncio below
+        else:
+            # As asyncio's tasks, the task sees the caller's context variables.
+            trio.lowlevel.spawn_system_task(function, context=contextvars.copy_context())
+            return
+    import asyncio
+
+    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(function())
+    _DETACHED.add(task)  # asyncio keeps weak references only
+    task.add_done_callback(_DETACHED.discard)

@@ -1,0 +1,151 @@
+"""Eager slices: a slice runs whether or not anyone reads; full_stream tees; bounded retention."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from harness_testkit.reference import PartLimitExceededError, StreamResult, TurnState
+from harness_testkit.spec import HarnessUsageError
+from tests.reference.scripted import (
+    Hang,
+    ScriptedHarness,
+    WaitResult,
+    finish,
+    finish_step,
+    text_step,
+    tool_call,
+)
+from tests.reference.test_agent_support import (
+    LIMIT,
+    client_tool,
+    echo_tool,
+    kinds,
+    make_agent,
+    opened,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def host_tool_turn() -> list[object]:
+    return [
+        tool_call("c1", "echo", '{"x": 1}'),
+        WaitResult("c1"),
+        finish_step("tool-calls"),
+        *text_step("done"),
+        finish(),
+    ]
+
+
+async def settled(session: object, state: TurnState) -> None:
+    """Wait (bounded) until the session's turn reaches ``state``.
+
+    Polls on purpose: the point is to observe the slice without touching its result (any
+    await on the result would wait for the slice).
+    """
+    with anyio.fail_after(LIMIT):
+        while session.turn_state is not state:  # type: ignore[attr-defined]  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+
+
+@pytest.mark.requirement("RESULT-027")
+async def test_an_unread_slice_runs_host_tools_and_finishes(tmp_path: Path) -> None:
+    harness = ScriptedHarness([host_tool_turn()])
+    async with opened(harness, tmp_path, tools={"echo": echo_tool()}) as (agent, session):
+        result = await agent.stream(session=session, prompt="go")
+        # Nobody reads: the tool still runs, its result reaches the adapter and the turn
+        # ends (the adapter only emits the rest once it has the result).
+        await settled(session, TurnState.IDLE)
+        assert harness.recorder.results == [{"tool_call_id": "c1", "output": {"echoed": {"x": 1}}}]
+        late = [part async for part in result.full_stream]
+    assert kinds(late)[0] == "start"
+    assert kinds(late)[-3:] == ["text-end", "finish-step", "finish"]
+    assert await result.text == "done"
+
+
+@pytest.mark.requirement("RESULT-027")
+async def test_an_unread_slice_records_its_pending_result(tmp_path: Path) -> None:
+    harness = ScriptedHarness([[tool_call("c1", "pick"), WaitResult("c1"), *text_step("x")]])
+    async with opened(harness, tmp_path, tools={"pick": client_tool()}) as (agent, session):
+        result = await agent.stream(session=session, prompt="go")
+        await settled(session, TurnState.AWAITING_TOOL_RESULT)
+        assert [p.tool_call_id for p in session.pending_tool_results] == ["c1"]
+        assert await result.finish_reason == "tool-calls"
+
+
+@pytest.mark.requirement("RESULT-028")
+async def test_concurrent_and_late_readers_see_the_same_parts(tmp_path: Path) -> None:
+    harness = ScriptedHarness([[*text_step("one two"), finish()]])
+    async with opened(harness, tmp_path) as (agent, session):
+        result = await agent.stream(session=session, prompt="go")
+        seen: list[list[str]] = [[], []]
+
+        async def read(into: list[str]) -> None:
+            async for part in result.full_stream:
+                into.append(part.type)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read, seen[0])
+            group.start_soon(read, seen[1])
+        late = [part.type async for part in result.full_stream]
+        texts = [text async for text in result.text_stream]
+    assert seen[0] == seen[1] == late
+    assert late[0] == "start"
+    assert late[-1] == "finish"
+    assert texts == ["one two"]
+
+
+@pytest.mark.requirement("RESULT-028")
+async def test_leaving_one_reader_early_ends_only_that_reader(tmp_path: Path) -> None:
+    harness = ScriptedHarness([host_tool_turn()])
+    async with opened(harness, tmp_path, tools={"echo": echo_tool()}) as (agent, session):
+        result = await agent.stream(session=session, prompt="go")
+        async for part in result.full_stream:
+            if part.type == "tool-call":
+                break
+        # The turn was not aborted: it runs to its end and another reader sees it all.
+        full = [part.type async for part in result.full_stream]
+        assert full[-1] == "finish"
+        assert session.turn_state is TurnState.IDLE
+
+
+async def test_aclose_aborts_a_running_unread_slice(tmp_path: Path) -> None:
+    harness = ScriptedHarness([[*text_step("x")[:2], Hang()]])
+    async with opened(harness, tmp_path, abort_grace=2.0) as (agent, session):
+        result = await agent.stream(session=session, prompt="go")
+        await result.aclose()
+        assert kinds(result.parts)[-1] == "abort"
+        assert session.turn_state is TurnState.IDLE
+
+
+async def test_a_slice_past_the_part_limit_fails_with_an_error_naming_it(tmp_path: Path) -> None:
+    harness = ScriptedHarness([[*text_step("a"), *text_step("b", block="t2"), finish()]])
+    async with opened(harness, tmp_path, max_stream_parts=4) as (agent, session):
+        result: StreamResult = await agent.stream(session=session, prompt="go")
+        parts = [part async for part in result.full_stream]
+        assert len(parts) == 5  # four retained parts, then the terminal error part
+        assert kinds(parts)[-1] == "error"
+        with pytest.raises(PartLimitExceededError, match="more than 4 consumer parts"):
+            await result.text
+
+
+@pytest.mark.parametrize("value", [1, 0, 2.5, True, "10"])
+def test_max_stream_parts_is_validated(tmp_path: Path, value: object) -> None:
+    with pytest.raises(HarnessUsageError, match="max_stream_parts"):
+        make_agent(ScriptedHarness([]), tmp_path, max_stream_parts=value)
+
+
+async def test_a_caller_cancelled_while_awaiting_a_result_field_aborts_the_turn(
+    tmp_path: Path,
+) -> None:
+    harness = ScriptedHarness([[*text_step("x")[:2], Hang()]])
+    async with opened(harness, tmp_path, abort_grace=2.0) as (agent, session):
+        result = await agent.stream(session=session, prompt="go")
+        with anyio.move_on_after(0.2):
+            await result.text
+        # The caller gave up: the turn was aborted and the session released.
+        assert kinds(result.parts)[-1] == "abort"
+        assert session.turn_state is TurnState.IDLE
