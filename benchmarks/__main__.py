@@ -38,7 +38,7 @@ BENCHMARKS: dict[str, str] = {
     "simulate-memory": "benchmarks.simulate_memory",
 }
 #: Run only when asked for (``--official`` or ``--only NAME``): ``official`` needs
-#: Node.js, ``simulate-memory`` runs 100,000 sessions (about 20 minutes).
+#: Node.js, ``simulate-memory`` runs 100,000 sessions (about 40 minutes).
 ON_REQUEST = ("official", "simulate-memory")
 SCHEMA_VERSION = 1
 

@@ -11,8 +11,8 @@ the numbers are that process's alone: its peak RSS (``VmHWM``) and RSS sampled a
   imports, caches and the allocator have settled).
 
 Nothing here is a test: the targets are reported (met or missed), never asserted.
-Run it alone with ``python -m benchmarks --only simulate-memory`` (about 20 minutes for
-100,000 sessions on one core; ``--quick`` stops at 10,000) or one size with
+Run it alone with ``python -m benchmarks --only simulate-memory`` (about 40 minutes for
+100,000 sessions on a loaded 2-core machine; ``--quick`` stops at 10,000) or one size with
 ``python -m benchmarks.simulate_memory --child 5000``.
 """
 
