@@ -466,7 +466,7 @@ def test_consumer_parts_round_trip_through_camel_case_json(wire: dict[str, Any])
 
 @requirement("TOOLSPEC-001")
 def test_tool_spec_wire_shape() -> None:
-    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    schema: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}}
     spec = ToolSpec(name="search", description="Search", input_schema=schema)
     assert spec.to_wire() == {"name": "search", "description": "Search", "inputSchema": schema}
     assert ToolSpec(name="bare").to_wire() == {"name": "bare"}
