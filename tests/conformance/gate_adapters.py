@@ -83,7 +83,8 @@ class _CrashingStart(MutantAdapter):
 
 def start_that_crashes() -> Any:
     """An adapter bug no requirement names."""
-    return {}["runtime-handle"]
+    handles: dict[str, Any] = {}
+    return handles["runtime-handle"]
 
 
 def crashing_start() -> MutantAdapter:
