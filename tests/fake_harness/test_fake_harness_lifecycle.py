@@ -31,6 +31,7 @@ from tests.fake_harness.support import (
     Collector,
     Responder,
     SandboxEnv,
+    approving,
     continue_turn,
     drive,
     run_turn,
@@ -466,7 +467,7 @@ async def test_a_pending_approval_is_waited_for_again_in_another_harness(
     continued = await start(fresh, sandbox, permission_mode="allow-edits", continue_from=state)
     second = Collector()
     new = await continued.do_continue_turn(ContinueTurnOptions(emit=second.emit))
-    await new.submit_tool_approval("approval-b", True)  # type: ignore[attr-defined]
+    await approving(new)("approval-b", True, None)
     assert await drive(new, second, Responder(auto=False)) is None
     assert second.types()[0] == "tool-result"
     assert await sandbox.read("approved") == ""
