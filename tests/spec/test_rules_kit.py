@@ -9,7 +9,7 @@ session-side rules (LIFECYCLE, PROMPT, BOOTSTRAP, ERROR) are in
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import jsonschema
 import pytest
@@ -76,7 +76,8 @@ def test_the_part_vocabulary_is_exactly_the_nineteen_types() -> None:
         "raw",
     ]
     assert list(STREAM_PART_TYPES) == expected
-    union_members = StreamPart.__origin__.__args__  # type: ignore[attr-defined]
+    union, *_ = get_args(StreamPart)  # Annotated[<the union>, <discriminator>]
+    union_members = get_args(union)
     assert sorted(m.model_fields["type"].default for m in union_members) == sorted(expected)
 
 

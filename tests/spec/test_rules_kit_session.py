@@ -249,7 +249,7 @@ def test_skill_file_rejects_unsafe_paths(path: str) -> None:
         SkillFile(path=path, content="x")
     assert "Invalid skill file path" in str(caught.value)
     with pytest.raises(ValidationError, match="Invalid skill file path"):
-        Skill(name="s", description="d", content="c", files=[{"path": path, "content": "x"}])  # type: ignore[list-item]
+        Skill(name="s", description="d", content="c", files=[{"path": path, "content": "x"}])  # type: ignore[list-item]  # the wire shape, validated by Skill
 
 
 @requirement("PROMPT-010")
@@ -404,7 +404,7 @@ def _raise_bootstrap() -> None:
         supports_builtin_tool_approvals = False
         supports_builtin_tool_filtering = False
 
-    HarnessAgent(harness=_Harness(), sandbox_config=SandboxConfig(work_dir="../x"))  # type: ignore[arg-type]
+    HarnessAgent(harness=_Harness(), sandbox_config=SandboxConfig(work_dir="../x"))  # type: ignore[arg-type]  # a partial adapter: the config fails first
 
 
 def _raise_skill_file() -> None:
