@@ -16,10 +16,13 @@ from click.testing import CliRunner
 from harness_testkit._cli import cli
 from harness_testkit.conformance import CheckResult, Report
 from harness_testkit.conformance._html import COLOURS, load_report, render_html, run_from_json
+from harness_testkit.conformance._report import Status
 from tests.narrowing import of_type
 
 
-def _result(check_id: str, status: str, requirements: tuple[str, ...], **extra: Any) -> CheckResult:
+def _result(
+    check_id: str, status: Status, requirements: tuple[str, ...], **extra: Any
+) -> CheckResult:
     return CheckResult(
         check_id=check_id,
         title=f"title of {check_id}",
@@ -27,7 +30,7 @@ def _result(check_id: str, status: str, requirements: tuple[str, ...], **extra: 
         requirements=requirements,
         level="MUST",
         areas=("ADAPTER",),
-        status=status,  # type: ignore[arg-type]
+        status=status,
         **extra,
     )
 
