@@ -10,11 +10,14 @@
   imports inside functions are not file-level).
 - Size: a module (library, test, benchmark or script) over 800 lines says in its docstring,
   on a line starting ``One idea:``, which one idea needs the length.
+- In tests, benchmarks and scripts every ``# type: ignore[code]`` says why (a comment after
+  it on its line, or a comment line right above).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -292,4 +295,20 @@ def test_the_pending_long_modules_are_still_long() -> None:
     assert not stale, (
         "LONG_MODULES_PENDING names modules that were split, shortened or given their "
         f"'{ONE_IDEA}' line; remove them from the list:\n" + "\n".join(stale)
+    )
+
+
+def test_every_type_ignore_outside_the_packages_says_why() -> None:
+    bare = re.compile(r"# type: ignore\[[^\]]+\]\s*$")
+    offenders = []
+    for folder in OTHER_SOURCE_FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for number, line in enumerate(lines, start=1):
+                above = lines[number - 2].strip() if number > 1 else ""
+                if bare.search(line) and not above.startswith("#"):
+                    offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not offenders, (
+        "type: ignore without a reason (add '  # why' after it, or narrow the type):\n"
+        + "\n".join(offenders)
     )
