@@ -56,12 +56,10 @@ def _aliases(tree: ast.Module) -> set[str]:
     """Module-level names bound to the marker (``requirement = pytest.mark.requirement``)."""
     names: set[str] = set()
     for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and _is_requirement_marker(node.value)
-            and all(isinstance(target, ast.Name) for target in node.targets)
-        ):
-            names.update(target.id for target in node.targets)  # type: ignore[attr-defined]
+        if isinstance(node, ast.Assign) and _is_requirement_marker(node.value):
+            targets = [target for target in node.targets if isinstance(target, ast.Name)]
+            if len(targets) == len(node.targets):
+                names.update(target.id for target in targets)
     return names
 
 

@@ -46,9 +46,9 @@ def _runtime_installed() -> None:
 def _target(factory: Any = make_adapter) -> AdapterTarget:
     return AdapterTarget(
         factory=factory,
-        capabilities=make_adapter.capabilities,  # type: ignore[attr-defined]
+        capabilities=make_adapter.capabilities,  # type: ignore[attr-defined]  # capabilities ride on the factory
         name=f"{factory.__module__}:{factory.__qualname__}",
-        expectations=make_adapter.expectations,  # type: ignore[attr-defined]
+        expectations=make_adapter.expectations,  # type: ignore[attr-defined]  # capabilities ride on the factory
     )
 
 

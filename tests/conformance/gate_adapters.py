@@ -18,7 +18,7 @@ def minimal() -> FakeHarness:
     return FakeHarness(profile="minimal")
 
 
-minimal.capabilities = _MINIMAL.model_copy(update={"scripting": False})  # type: ignore[attr-defined]
+minimal.capabilities = _MINIMAL.model_copy(update={"scripting": False})  # type: ignore[attr-defined]  # capabilities ride on the factory
 
 
 def _sessions(session: type[MutantSession]) -> Defect:
@@ -43,7 +43,7 @@ def crashing() -> MutantAdapter:
     return MutantAdapter(FakeHarness(profile="minimal"), _sessions(_Crashing))
 
 
-crashing.capabilities = minimal.capabilities  # type: ignore[attr-defined]
+crashing.capabilities = minimal.capabilities  # type: ignore[attr-defined]  # capabilities ride on the factory
 
 
 class _Blocking(MutantSession):
@@ -66,8 +66,8 @@ def blocking() -> MutantAdapter:
     return MutantAdapter(FakeHarness(profile="minimal"), _sessions(_Blocking))
 
 
-blocking.capabilities = AdapterCapabilities.model_validate(  # type: ignore[attr-defined]
-    {**minimal.capabilities.model_dump(), "turn_timeout": 1.0}  # type: ignore[attr-defined]
+blocking.capabilities = AdapterCapabilities.model_validate(  # type: ignore[attr-defined]  # capabilities ride on the factory
+    {**minimal.capabilities.model_dump(), "turn_timeout": 1.0}  # type: ignore[attr-defined]  # capabilities ride on the factory
 )
 
 
@@ -83,7 +83,8 @@ class _CrashingStart(MutantAdapter):
 
 def start_that_crashes() -> Any:
     """An adapter bug no requirement names."""
-    return {}["runtime-handle"]
+    handles: dict[str, Any] = {}
+    return handles["runtime-handle"]
 
 
 def crashing_start() -> MutantAdapter:
@@ -91,7 +92,7 @@ def crashing_start() -> MutantAdapter:
     return _CrashingStart(FakeHarness(profile="minimal"))
 
 
-crashing_start.capabilities = minimal.capabilities  # type: ignore[attr-defined]
+crashing_start.capabilities = minimal.capabilities  # type: ignore[attr-defined]  # capabilities ride on the factory
 
 
 def _mutant_factory(name: str) -> Any:
@@ -102,7 +103,7 @@ def _mutant_factory(name: str) -> Any:
     def make() -> Any:
         return mutant.factory()
 
-    make.capabilities = mutant.capabilities.model_copy(update={"scripting": False})  # type: ignore[attr-defined]
+    make.capabilities = mutant.capabilities.model_copy(update={"scripting": False})  # type: ignore[attr-defined]  # capabilities ride on the factory
     return make
 
 
@@ -131,4 +132,4 @@ def deep_part() -> MutantAdapter:
     return MutantAdapter(FakeHarness(profile="minimal"), _sessions(_DeepPart))
 
 
-deep_part.capabilities = minimal.capabilities  # type: ignore[attr-defined]
+deep_part.capabilities = minimal.capabilities  # type: ignore[attr-defined]  # capabilities ride on the factory

@@ -17,7 +17,7 @@ def honest_local() -> LocalSandboxProvider:
     return LocalSandboxProvider(os.environ[ROOT_VARIABLE])
 
 
-honest_local.capabilities = {  # type: ignore[attr-defined]
+honest_local.capabilities = {  # type: ignore[attr-defined]  # capabilities ride on the factory
     "resume": True,
     "snapshots": True,
     "path_confinement": True,
@@ -31,4 +31,4 @@ def overclaiming_local() -> LocalSandboxProvider:
     return LocalSandboxProvider(os.environ[ROOT_VARIABLE])
 
 
-overclaiming_local.capabilities = {"protects_system_files": True}  # type: ignore[attr-defined]
+overclaiming_local.capabilities = {"protects_system_files": True}  # type: ignore[attr-defined]  # capabilities ride on the factory

@@ -43,7 +43,8 @@ async def test_a_done_that_ignores_cancellation_cannot_hold_the_turn(tmp_path: P
     _Stubborn.entered = 0
     _Stubborn.release = anyio.Event()
     agent = HarnessAgent(
-        harness=MutantAdapter(FakeHarness(script=HANGING), _STUBBORN),
+        # a mutant's specification_version is typed str (one defect reports "harness-v2")
+        harness=MutantAdapter(FakeHarness(script=HANGING), _STUBBORN),  # type: ignore[arg-type]
         sandbox=LocalSandboxProvider(tmp_path / "sandboxes"),
         abort_grace=0.2,
         error_log=None,

@@ -22,6 +22,7 @@ from harness_testkit.conformance import (
     run_check,
     run_suite,
 )
+from harness_testkit.conformance._report import Status
 from harness_testkit.conformance._verdict import Gate, RunDocuments, verdict
 from harness_testkit.conformance._zoo.catalog import get_mutant
 
@@ -132,7 +133,7 @@ def test_a_conformant_adapter_exits_0_and_a_failing_one_exits_1(tmp_path: Path) 
 
 def _result(
     check_id: str,
-    status: str,
+    status: Status,
     requirements: tuple[str, ...],
     *,
     failed: str | None = None,
@@ -146,7 +147,7 @@ def _result(
         requirements=requirements,
         level="MUST",
         areas=("STREAM",),
-        status=status,  # type: ignore[arg-type]
+        status=status,
         failed_requirement=failed,
         **extra,
     )

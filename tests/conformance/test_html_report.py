@@ -16,9 +16,13 @@ from click.testing import CliRunner
 from harness_testkit._cli import cli
 from harness_testkit.conformance import CheckResult, Report
 from harness_testkit.conformance._html import COLOURS, load_report, render_html, run_from_json
+from harness_testkit.conformance._report import Status
+from tests.narrowing import of_type
 
 
-def _result(check_id: str, status: str, requirements: tuple[str, ...], **extra: Any) -> CheckResult:
+def _result(
+    check_id: str, status: Status, requirements: tuple[str, ...], **extra: Any
+) -> CheckResult:
     return CheckResult(
         check_id=check_id,
         title=f"title of {check_id}",
@@ -26,7 +30,7 @@ def _result(check_id: str, status: str, requirements: tuple[str, ...], **extra: 
         requirements=requirements,
         level="MUST",
         areas=("ADAPTER",),
-        status=status,  # type: ignore[arg-type]
+        status=status,
         **extra,
     )
 
@@ -181,7 +185,7 @@ def test_the_report_command_and_check_html(tmp_path: Path, monkeypatch: pytest.M
     assert "cannot read report nope.json" in missing.output
 
 
-def _chromium() -> str | None:
+def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
         if os.environ.get("CI", "").lower() == "true":
@@ -230,10 +234,11 @@ def test_the_matrix_is_visible_in_headless_chromium(tmp_path: Path) -> None:
 
     def pixels(colour: str) -> int:
         wanted = tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
+        colours = image.getcolors(maxcolors=1 << 20) or []
         return sum(
             count
-            for count, rgb in image.getcolors(maxcolors=1 << 20) or []
-            if all(abs(a - b) <= 6 for a, b in zip(rgb, wanted, strict=True))
+            for count, rgb in colours
+            if all(abs(a - b) <= 6 for a, b in zip(of_type(tuple, rgb), wanted, strict=True))
         )
 
     # Each requirement is a 22x22 square: the pass, fail and unverified cells are painted.

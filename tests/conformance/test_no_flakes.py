@@ -8,6 +8,7 @@ import os
 import pytest
 
 from harness_testkit.conformance import RunOptions, run_suite, self_test_targets
+from harness_testkit.conformance._runner import Backend
 from harness_testkit.conformance._verdict import verdict
 
 #: The checks whose outcome depended on scheduling (time slices, suspensions).
@@ -16,9 +17,9 @@ RACY = ["scripted.time-slices", "scripted.continuations", "scripted.suspend-runn
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @pytest.mark.parametrize("seed", range(3))
-def test_the_racy_checks_pass_repeatedly_on_every_profile(backend: str, seed: int) -> None:
+def test_the_racy_checks_pass_repeatedly_on_every_profile(backend: Backend, seed: int) -> None:
     reports = [
-        run_suite(target, RunOptions(profile="smoke", seed=seed, backend=backend), check_ids=RACY)  # type: ignore[arg-type]
+        run_suite(target, RunOptions(profile="smoke", seed=seed, backend=backend), check_ids=RACY)
         for target in self_test_targets()
     ]
     judged = verdict(reports)
@@ -32,9 +33,9 @@ def test_the_racy_checks_pass_repeatedly_on_every_profile(backend: str, seed: in
 )
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @pytest.mark.parametrize("profile", ["smoke", "standard"])
-def test_check_self_passes_at_every_profile(backend: str, profile: str) -> None:
+def test_check_self_passes_at_every_profile(backend: Backend, profile: str) -> None:
     reports = [
-        run_suite(target, RunOptions(profile=profile, backend=backend))  # type: ignore[arg-type]
+        run_suite(target, RunOptions(profile=profile, backend=backend))
         for target in self_test_targets()
     ]
     judged = verdict(reports)

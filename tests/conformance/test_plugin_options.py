@@ -157,7 +157,7 @@ def test_failure_text_follows_tb_style(style: str) -> None:
         replay_command = "harness-testkit replay b.json"
         traceback = "Traceback (most recent call last):\n  File 'a.py'\nValueError: boom"
 
-    text = _failure_text(Result(), style)  # type: ignore[arg-type]
+    text = _failure_text(Result(), style)  # type: ignore[arg-type]  # only the fields it reads
     assert text.startswith("MUST [X-1] broke")
     assert ("ValueError: boom" in text) == (style in ("short", "long"))
     assert ("replay:" in text) == (style != "line")

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from harness_testkit.sandbox import DockerSandboxProvider
+
 
 def _spawn(tmp: Path, out: Path, *args: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONUNBUFFERED": "1"}
@@ -66,12 +68,12 @@ def test_a_signal_mid_run_tears_down_and_writes_the_summary(
 @pytest.mark.docker
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_mid_docker_run_leaves_no_container(
-    tmp_path: Path, signum: int, code: int, docker_provider: object
+    tmp_path: Path, signum: int, code: int, docker_provider: DockerSandboxProvider
 ) -> None:
     # docker_provider skips without an engine (and fails under CI=true). Other runs may
     # share the engine: only containers named by a check run (prefix + run id) count.
     def ours() -> set[str]:
-        names = docker_provider.list_kit_resources().containers  # type: ignore[attr-defined]
+        names = docker_provider.list_kit_resources().containers
         return {name for name in names if re.match(r"harness-testkit-[0-9a-f]{10}-", name)}
 
     before = ours()

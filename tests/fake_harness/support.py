@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,22 @@ from harness_testkit.spec import (
 )
 
 Wire = dict[str, Any]
+
+
+def approving(control: FakePromptControl) -> Callable[[str, bool, str | None], Awaitable[None]]:
+    """The control's ``submit_tool_approval``; fails the test when the profile has none."""
+    submit: Callable[[str, bool, str | None], Awaitable[None]] | None = getattr(
+        control, "submit_tool_approval", None
+    )
+    assert submit is not None, "this profile's control has no submit_tool_approval"
+    return submit
+
+
+def steering(control: FakePromptControl) -> Callable[[str], Awaitable[None]]:
+    """The control's ``submit_user_message``; fails the test when the profile has none."""
+    submit: Callable[[str], Awaitable[None]] | None = getattr(control, "submit_user_message", None)
+    assert submit is not None, "this profile's control has no submit_user_message"
+    return submit
 
 
 @dataclass
@@ -122,9 +138,7 @@ class Collector:
                     await control.submit_tool_result(part["toolCallId"], output, is_error)
                 else:
                     approved, reason = responder.approve(part)
-                    await control.submit_tool_approval(  # type: ignore[attr-defined]
-                        part["approvalId"], approved, reason
-                    )
+                    await approving(control)(part["approvalId"], approved, reason)
             finally:
                 self._answering = False
 

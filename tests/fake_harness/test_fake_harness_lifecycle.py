@@ -31,12 +31,14 @@ from tests.fake_harness.support import (
     Collector,
     Responder,
     SandboxEnv,
+    approving,
     continue_turn,
     drive,
     run_turn,
     start,
     wait_for,
 )
+from tests.narrowing import json_object
 
 pytestmark = pytest.mark.anyio
 
@@ -229,7 +231,7 @@ async def test_detach_and_resume_between_turns(sandbox: SandboxEnv) -> None:
     assert state.continue_from is None
     data = state.data
     assert isinstance(data, dict)
-    assert data["conversation"]["turnCount"] == 1
+    assert json_object(data["conversation"])["turnCount"] == 1
     assert data["turn"] is None
     for call in (
         session.do_detach(),
@@ -264,7 +266,7 @@ async def test_destroy_fails_an_unfinished_turn(sandbox: SandboxEnv) -> None:
     session = await start(FakeHarness(HOST_SCRIPT), sandbox)
     collector = Collector()
     control = await pause_on_host_tool(session, collector)
-    assert await session.do_destroy() is None
+    await session.do_destroy()
     with pytest.raises(FakeHarnessError, match="destroyed"):
         await control.done()
     with pytest.raises(HarnessSessionStateError):
@@ -342,7 +344,7 @@ async def test_suspend_after_the_turn_finished_captures_its_end(sandbox: Sandbox
     state = await session.do_suspend_turn()
     data = state.data
     assert isinstance(data, dict)
-    assert data["turn"]["ended"] is True
+    assert json_object(data["turn"])["ended"] is True
     collected, error = await continue_turn(session)
     assert error is None
     assert collected.parts == []
@@ -465,7 +467,7 @@ async def test_a_pending_approval_is_waited_for_again_in_another_harness(
     continued = await start(fresh, sandbox, permission_mode="allow-edits", continue_from=state)
     second = Collector()
     new = await continued.do_continue_turn(ContinueTurnOptions(emit=second.emit))
-    await new.submit_tool_approval("approval-b", True)  # type: ignore[attr-defined]
+    await approving(new)("approval-b", True, None)
     assert await drive(new, second, Responder(auto=False)) is None
     assert second.types()[0] == "tool-result"
     assert await sandbox.read("approved") == ""

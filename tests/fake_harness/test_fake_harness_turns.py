@@ -40,6 +40,7 @@ from tests.fake_harness.support import (
     drive,
     run_turn,
     start,
+    steering,
     wait_for,
 )
 
@@ -569,7 +570,7 @@ async def test_user_messages_are_taken_at_step_boundaries(sandbox: SandboxEnv) -
         await wait_for(
             lambda: session.turn is not None and session.turn.waiting_for == "tool-result:h"
         )
-        await control.submit_user_message("please stop")  # type: ignore[attr-defined]
+        await steering(control)("please stop")
         await control.submit_tool_result("h", "ok")
     assert collector.text() == "reacting to please stop. stopping"
     assert [m.text for m in harness.observations.of_kind(UserMessageReceived)] == ["please stop"]
@@ -585,10 +586,10 @@ async def test_wait_for_user_message_blocks_until_one_arrives(sandbox: SandboxEn
         await wait_for(
             lambda: session.turn is not None and session.turn.waiting_for == "user-message:None"
         )
-        await control.submit_user_message("hello")  # type: ignore[attr-defined]
+        await steering(control)("hello")
     assert collector.text() == "heard hello"
     with pytest.raises(HarnessSessionStateError, match="has ended"):
-        await control.submit_user_message("late")  # type: ignore[attr-defined]
+        await steering(control)("late")
 
 
 async def test_wait_for_user_message_times_out_on_the_clock(sandbox: SandboxEnv) -> None:

@@ -11,6 +11,7 @@ from harness_testkit.fake_harness import FileMutation, glob_to_regex
 from harness_testkit.fake_harness._workspace import Workspace
 from harness_testkit.spec import SandboxAbortedError
 from tests.fake_harness.support import SandboxEnv
+from tests.narrowing import json_array, json_object, of_type
 
 pytestmark = pytest.mark.anyio
 
@@ -33,17 +34,17 @@ async def test_write_then_read_resolves_relative_paths(sandbox: SandboxEnv) -> N
     read = await ws.execute("read", {"file_path": f"{sandbox.work_dir}/a/b.txt"}, None)
     assert read == {"result": "one\ntwo\nthree\n", "isError": False, "fileChanges": []}
     window = await ws.execute("read", {"file_path": "a/b.txt", "offset": 2, "limit": 1}, None)
-    assert window["result"].strip() == "two"
+    assert of_type(str, window["result"]).strip() == "two"
 
 
 async def test_read_errors(sandbox: SandboxEnv) -> None:
     ws = _workspace(sandbox)
     missing = await ws.execute("read", {"file_path": "nope.txt"}, None)
     assert missing["isError"]
-    assert "does not exist" in missing["result"]
+    assert "does not exist" in of_type(str, missing["result"])
     invalid = await ws.execute("read", {}, None)
     assert invalid["isError"]
-    assert "file_path must be a string" in invalid["result"]
+    assert "file_path must be a string" in of_type(str, invalid["result"])
     outside = await ws.execute("read", {"file_path": "/etc/passwd"}, None)
     assert outside["isError"]
 
@@ -51,19 +52,15 @@ async def test_read_errors(sandbox: SandboxEnv) -> None:
 async def test_edit_outcomes(sandbox: SandboxEnv) -> None:
     ws = _workspace(sandbox)
     await ws.execute("write", {"file_path": "e.txt", "content": "a b a"}, None)
-    assert (
-        "not found"
-        in (
-            await ws.execute(
-                "edit", {"file_path": "e.txt", "old_string": "z", "new_string": "y"}, None
-            )
-        )["result"]
+    not_found = await ws.execute(
+        "edit", {"file_path": "e.txt", "old_string": "z", "new_string": "y"}, None
     )
+    assert "not found" in of_type(str, not_found["result"])
     ambiguous = await ws.execute(
         "edit", {"file_path": "e.txt", "old_string": "a", "new_string": "y"}, None
     )
     assert ambiguous["isError"]
-    assert "appears 2 times" in ambiguous["result"]
+    assert "appears 2 times" in of_type(str, ambiguous["result"])
     missing = await ws.execute(
         "edit", {"file_path": "x.txt", "old_string": "a", "new_string": "y"}, None
     )
@@ -76,13 +73,13 @@ async def test_edit_outcomes(sandbox: SandboxEnv) -> None:
         "edit", {"file_path": "e.txt", "old_string": "b", "new_string": "c"}, None
     )
     assert not one["isError"]
-    assert "1 replacement)" in one["result"]
+    assert "1 replacement)" in of_type(str, one["result"])
     every = await ws.execute(
         "edit",
         {"file_path": "e.txt", "old_string": "a", "new_string": "y", "replace_all": True},
         None,
     )
-    assert "2 replacements" in every["result"]
+    assert "2 replacements" in of_type(str, every["result"])
     assert await sandbox.read("e.txt") == "y c y"
 
 
@@ -93,10 +90,10 @@ async def test_bash_outcomes(sandbox: SandboxEnv) -> None:
     assert ok["result"] == {"exitCode": 0, "stdout": f"{sandbox.work_dir}\n", "stderr": "err\n"}
     failed = await ws.execute("bash", {"command": "exit 7"}, None)
     assert failed["isError"] is True
-    assert failed["result"]["exitCode"] == 7
+    assert json_object(failed["result"])["exitCode"] == 7
     timed_out = await ws.execute("bash", {"command": "sleep 5", "timeout": 0.2}, None)
     assert timed_out["isError"]
-    assert "timed out" in timed_out["result"]
+    assert "timed out" in of_type(str, timed_out["result"])
 
 
 async def test_bash_abort_kills_the_command(sandbox: SandboxEnv) -> None:
@@ -123,7 +120,7 @@ async def test_grep_and_glob(sandbox: SandboxEnv) -> None:
     }.items():
         await ws.execute("write", {"file_path": path, "content": content}, None)
     grep = await ws.execute("grep", {"pattern": "alp"}, None)
-    assert grep["result"].splitlines() == [
+    assert of_type(str, grep["result"]).splitlines() == [
         f"{sandbox.work_dir}/docs/c.md:1:alpha",
         f"{sandbox.work_dir}/src/a.py:1:alpha",
     ]
@@ -145,7 +142,8 @@ async def test_opaque_mutations_report_what_changed(sandbox: SandboxEnv) -> None
     second = await ws.mutate(
         [FileMutation(path="m.txt", content="y"), FileMutation(path="m.txt", delete=True)]
     )
-    assert [change["event"] for change in second["fileChanges"]] == ["modify", "delete"]  # type: ignore[union-attr, index]
+    changes = json_array(second["fileChanges"])
+    assert [json_object(change)["event"] for change in changes] == ["modify", "delete"]
     assert await sandbox.read("m.txt") is None
 
 

@@ -10,11 +10,11 @@ import pytest
 
 from harness_testkit.model_endpoint import EndpointScript, ModelEndpoint
 
-TOOLS = [
+TOOLS: list[anthropic.types.ToolParam] = [
     {"name": "Write", "description": "write a file", "input_schema": {"type": "object"}},
     {"name": "Read", "description": "read a file", "input_schema": {"type": "object"}},
 ]
-HELLO = [{"role": "user", "content": "hello there"}]
+HELLO: list[anthropic.types.MessageParam] = [{"role": "user", "content": "hello there"}]
 
 SCRIPT = EndpointScript.model_validate(
     {
@@ -146,7 +146,10 @@ def test_raw_event_sequence_is_the_documented_one(sdk: anthropic.Anthropic) -> N
 
 def test_beta_query_and_count_tokens(endpoint: ModelEndpoint, sdk: anthropic.Anthropic) -> None:
     message = sdk.beta.messages.create(
-        model="claude-test", max_tokens=64, messages=HELLO, extra_query={"beta": "true"}
+        model="claude-test",
+        max_tokens=64,
+        messages=[{"role": "user", "content": "hello there"}],  # HELLO, typed for the beta API
+        extra_query={"beta": "true"},
     )
     assert message.stop_reason == "tool_use"
     assert endpoint.requests[0].query == {"beta": "true"}

@@ -29,8 +29,12 @@ SCRIPT = EndpointScript.model_validate(
         ]
     }
 )
-RESPONSES_TOOLS = [{"type": "function", "name": "shell", "parameters": {"type": "object"}}]
-CHAT_TOOLS = [{"type": "function", "function": {"name": "shell", "parameters": {"type": "object"}}}]
+RESPONSES_TOOLS: list[openai.types.responses.ToolParam] = [
+    {"type": "function", "name": "shell", "parameters": {"type": "object"}, "strict": None}
+]
+CHAT_TOOLS: list[openai.types.chat.ChatCompletionFunctionToolParam] = [
+    {"type": "function", "function": {"name": "shell", "parameters": {"type": "object"}}}
+]
 
 
 @pytest.fixture
@@ -52,6 +56,7 @@ def sdk(endpoint: ModelEndpoint) -> Iterator[openai.OpenAI]:
 def test_responses_tool_call_round_trip(
     endpoint: ModelEndpoint, sdk: openai.OpenAI, stream: bool
 ) -> None:
+    first: openai.types.responses.Response
     if stream:
         with sdk.responses.stream(
             model="gpt-test", input="the repo", tools=RESPONSES_TOOLS, instructions="Be terse."
@@ -146,15 +151,16 @@ def test_responses_stream_error_event_raises() -> None:
 def test_chat_tool_call_round_trip(
     endpoint: ModelEndpoint, sdk: openai.OpenAI, stream: bool
 ) -> None:
-    messages: list[dict[str, object]] = [
+    messages: list[openai.types.chat.ChatCompletionMessageParam] = [
         {"role": "system", "content": "Be terse."},
         {"role": "user", "content": "the repo"},
     ]
+    first: openai.types.chat.ChatCompletion
     if stream:
         with sdk.chat.completions.stream(
             model="gpt-test",
-            messages=messages,  # type: ignore[arg-type]
-            tools=CHAT_TOOLS,  # type: ignore[list-item]
+            messages=messages,
+            tools=CHAT_TOOLS,
             stream_options={"include_usage": True},
         ) as events:
             list(events)
@@ -163,8 +169,8 @@ def test_chat_tool_call_round_trip(
     else:
         first = sdk.chat.completions.create(
             model="gpt-test",
-            messages=messages,  # type: ignore[arg-type]
-            tools=CHAT_TOOLS,  # type: ignore[list-item]
+            messages=messages,
+            tools=CHAT_TOOLS,
         )
     choice = first.choices[0]
     assert choice.finish_reason == "tool_calls"
@@ -181,7 +187,7 @@ def test_chat_tool_call_round_trip(
     second = sdk.chat.completions.create(
         model="gpt-test",
         messages=[
-            *messages,  # type: ignore[list-item]
+            *messages,
             {
                 "role": "assistant",
                 "content": None,

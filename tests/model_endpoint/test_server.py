@@ -22,7 +22,7 @@ from harness_testkit.model_endpoint import (
     UnforeseenRequestError,
 )
 
-HELLO = [{"role": "user", "content": "hi"}]
+HELLO: list[anthropic.types.MessageParam] = [{"role": "user", "content": "hi"}]
 
 
 def endpoint_threads() -> list[threading.Thread]:

@@ -5,6 +5,10 @@ It reads the same language-neutral scenario JSON, drives ``harness_testkit.refer
 behave like the driver's JavaScript ones, and prints the same normalised JSON lines, so
 the lines can be compared with the official outputs committed in ``oracle/expected``.
 
+One idea: a section-by-section mirror of ``oracle/driver.mjs`` (normalisation, in-memory
+sandbox, scripted adapter, agent settings, results, steps), kept in one file as the
+driver is, so the two read side by side and a divergence shows as two sections that differ.
+
 Run one scenario by hand: ``python -m tests.oracle.twin text-basic``.
 """
 
@@ -254,6 +258,10 @@ class _Turn:
         changed, self.changed = self.changed, anyio.Event()
         changed.set()
 
+    def is_suspended(self) -> bool:
+        """Whether ``suspend_turn`` stopped the turn; a call, so each check after a wait re-reads it."""
+        return self.suspended
+
 
 class _Control:
     def __init__(self, harness: ScriptedHarness, turn: _Turn) -> None:
@@ -302,23 +310,23 @@ class _Control:
     async def done(self) -> None:
         turn = self._turn
         await anyio.lowlevel.checkpoint()
-        while turn.cursor < len(turn.steps) and not turn.suspended:
+        while turn.cursor < len(turn.steps) and not turn.is_suspended():
             step = turn.steps[turn.cursor]
             key = step.get("waitResult", step.get("waitApproval"))
             if key is not None:
-                while key not in turn.submitted and not turn.suspended:
+                while key not in turn.submitted and not turn.is_suspended():
                     await turn.changed.wait()
-                if turn.suspended:
+                if turn.is_suspended():
                     return
                 turn.cursor += 1
                 continue
             if step.get("hang"):
-                while not turn.suspended:
+                while not turn.is_suspended():
                     if turn.abort is not None and turn.abort.is_set():
                         raise ScriptError("aborted by caller")
                     with anyio.move_on_after(0.01):
                         await turn.changed.wait()
-                if turn.suspended:
+                if turn.is_suspended():
                     return
                 turn.cursor += 1
                 continue
@@ -684,7 +692,8 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
     seen = _SeenApprovals()
 
     def session_of(step: Mapping[str, Any]) -> AgentSession:
-        return sessions[step.get("session", len(sessions) - 1)]
+        index: int = step.get("session", len(sessions) - 1)
+        return sessions[index]
 
     def state_of(ref: Any) -> Any:
         if isinstance(ref, int):
@@ -743,9 +752,9 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
                     emit({"op": op, "state": state})
                 elif op in ("detach", "stop"):
                     session = session_of(step)
-                    state = await (session.detach() if op == "detach" else session.stop())
-                    states.append(state)
-                    emit({"op": op, "state": state})
+                    resume = await (session.detach() if op == "detach" else session.stop())
+                    states.append(resume)
+                    emit({"op": op, "state": resume})
                 elif op == "destroy":
                     await session_of(step).destroy()
                     emit({"op": op, "ok": True})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -26,6 +26,7 @@ from harness_testkit.spec import (
     ResumeSessionState,
     StartOptions,
     TextDeltaPart,
+    UnifiedFinishReason,
     Usage,
 )
 
@@ -59,7 +60,7 @@ class Hang:
 Step = Any
 
 
-def text_step(text: str, *, block: str = "t1", reason: str = "stop") -> list[Any]:
+def text_step(text: str, *, block: str = "t1", reason: UnifiedFinishReason = "stop") -> list[Any]:
     """Parts of a text-only step."""
     return [
         {"type": "text-start", "id": block},
@@ -70,21 +71,25 @@ def text_step(text: str, *, block: str = "t1", reason: str = "stop") -> list[Any
 
 
 def finish_step(
-    reason: str = "stop", input_total: int | None = None, output_total: int | None = None
+    reason: UnifiedFinishReason = "stop",
+    input_total: int | None = None,
+    output_total: int | None = None,
 ) -> FinishStepPart:
     """A ``finish-step`` part."""
     return FinishStepPart(
-        finish_reason=FinishReason(unified=reason, raw=reason),  # type: ignore[arg-type]
+        finish_reason=FinishReason(unified=reason, raw=reason),
         usage=Usage.of(input_total, output_total),
     )
 
 
 def finish(
-    reason: str = "stop", input_total: int | None = None, output_total: int | None = None
+    reason: UnifiedFinishReason = "stop",
+    input_total: int | None = None,
+    output_total: int | None = None,
 ) -> FinishPart:
     """A ``finish`` part."""
     return FinishPart(
-        finish_reason=FinishReason(unified=reason, raw=reason),  # type: ignore[arg-type]
+        finish_reason=FinishReason(unified=reason, raw=reason),
         total_usage=Usage.of(input_total, output_total),
     )
 
@@ -140,6 +145,10 @@ class _Turn:
             self.submitted[key] = anyio.Event()
         return self.submitted[key]
 
+    def is_suspended(self) -> bool:
+        """Whether ``suspend_turn`` stopped the turn; a call, so each check after a wait re-reads it."""
+        return self.suspended
+
 
 class _Control:
     def __init__(
@@ -183,7 +192,7 @@ class _Control:
     async def done(self) -> None:
         turn = self._turn
         async with turn.lock:
-            while turn.cursor < len(turn.steps) and not turn.suspended:
+            while turn.cursor < len(turn.steps) and not turn.is_suspended():
                 step = turn.steps[turn.cursor]
                 if isinstance(step, WaitResult | WaitApproval):
                     key = step.tool_call_id if isinstance(step, WaitResult) else step.approval_id
@@ -200,7 +209,7 @@ class _Control:
 
                         group.start_soon(wait_key)
                         group.start_soon(wait_wake)
-                    if turn.suspended:
+                    if turn.is_suspended():
                         return
                     turn.cursor += 1
                     continue
@@ -290,7 +299,7 @@ class ScriptedSession:
 class ScriptedHarness:
     """A harness-v1 adapter whose turns are lists of steps (see module docstring)."""
 
-    specification_version = "harness-v1"
+    specification_version: Literal["harness-v1"] = "harness-v1"
 
     def __init__(
         self,

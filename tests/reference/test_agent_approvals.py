@@ -4,6 +4,9 @@ Custom (host-tool ``user-approval``) and builtin (runtime-asked) approvals, step
 batching with ``stepToolCallCount``, resuming through ``continue_stream`` and through a
 trailing tool message, settlement order and parts, suppression of replayed parts and
 the swallowed ``finish-step`` of the resumed step.
+
+One idea: an approval pause and the continuation that settles it, for both kinds of
+approval; each rule needs its own scripted turn, hence the length.
 """
 
 from __future__ import annotations
@@ -15,11 +18,15 @@ import pytest
 
 from harness_testkit.reference import ToolExecutionOptions, tool
 from harness_testkit.spec import (
+    ConsumerErrorPart,
+    ConsumerFinishPart,
+    ConsumerToolErrorPart,
     HarnessError,
     HarnessSessionStateError,
     HarnessTurnError,
     ToolContextValidationError,
 )
+from tests.narrowing import of_type
 from tests.reference.scripted import (
     ScriptedHarness,
     WaitApproval,
@@ -32,6 +39,7 @@ from tests.reference.scripted import (
 from tests.reference.test_agent_support import (
     BASH_SCHEMA,
     OBJECT,
+    always_stop,
     approval_response,
     builtin,
     client_tool,
@@ -40,6 +48,7 @@ from tests.reference.test_agent_support import (
     kinds,
     only,
     opened,
+    scripted,
     stream_parts,
     suspend,
 )
@@ -116,14 +125,14 @@ async def test_custom_approval_pauses_before_anything_runs(tmp_path: Path) -> No
     async with opened(
         ScriptedHarness([script]),
         tmp_path,
-        stop_when=lambda ctx: calls_seen.append(ctx) or True,
+        stop_when=always_stop(calls_seen),
         **gated(deploys),
     ) as (agent, session):
         result, parts = await stream_parts(agent, session=session, prompt="go")
         steps = await result.steps
         assert session.turn_state == "awaiting-approval"
         assert session.has_unfinished_turn()
-        harness = agent.harness
+        harness = scripted(agent)
         state = await suspend(session)
     assert kinds(parts) == [
         "start",
@@ -145,12 +154,12 @@ async def test_custom_approval_pauses_before_anything_runs(tmp_path: Path) -> No
             "input": {"env": "prod"},
         },
     }
-    assert parts[-1].finish_reason == "tool-calls"  # type: ignore[union-attr]
+    assert of_type(ConsumerFinishPart, parts[-1]).finish_reason == "tool-calls"
     assert [p.type for p in steps[0].content] == ["tool-call", "tool-approval-request"]
     assert deploys.runs == []
-    assert harness.recorder.results == []  # type: ignore[attr-defined]
+    assert harness.recorder.results == []
     assert calls_seen == [], "stop conditions are not evaluated for a pause"
-    assert harness.recorder.calls.count("do_suspend_turn") == 1  # type: ignore[attr-defined]
+    assert harness.recorder.calls.count("do_suspend_turn") == 1
     (record,) = state.pending_tool_approvals or []
     assert record.to_wire() == {
         "approvalId": approval_id,
@@ -243,7 +252,7 @@ async def test_builtin_approval_for_an_unknown_call_fails_the_turn(tmp_path: Pat
         _, parts = await stream_parts(agent, session=session, prompt="go")
         assert session.turn_state == "idle"
     assert kinds(parts) == ["start", "error"]
-    assert str(parts[-1].error) == (  # type: ignore[union-attr]
+    assert str(of_type(ConsumerErrorPart, parts[-1]).error) == (
         "Harness 'mock' emitted approval request 'ap9' for unknown tool call 'ghost'."
     )
 
@@ -273,9 +282,9 @@ async def test_approved_custom_tool_runs_once_with_one_result_part(tmp_path: Pat
         )
         steps = await result.steps
         assert session.turn_state == "idle"
-        harness = agent.harness
+        harness = scripted(agent)
     assert deploys.runs == [{"env": "prod"}]
-    assert harness.recorder.results == [{"tool_call_id": "c1", "output": {"deployed": "prod"}}]  # type: ignore[attr-defined]
+    assert harness.recorder.results == [{"tool_call_id": "c1", "output": {"deployed": "prod"}}]
     assert kinds(parts) == ["start", "tool-approval-response", "tool-result", *TEXT, "finish"]
     rebuilt = {
         "type": "tool-call",
@@ -317,9 +326,9 @@ async def test_denied_custom_tool_never_runs_and_emits_no_result(tmp_path: Path)
             tool_approval_continuations=[approval_response(approval_id, False, "not today")],
         )
         assert await result.text == "cancelled"
-        harness = agent.harness
+        harness = scripted(agent)
     assert deploys.runs == []
-    assert harness.recorder.results == [  # type: ignore[attr-defined]
+    assert harness.recorder.results == [
         {"tool_call_id": "c1", "output": {"type": "execution-denied", "reason": "not today"}}
     ]
     assert kinds(parts) == ["start", "tool-approval-response", *TEXT, "finish"]
@@ -341,8 +350,8 @@ async def test_approved_custom_tool_failure_submits_error_and_emits_tool_error(
             session=session,
             tool_approval_continuations=[approval_response(approval_id, True)],
         )
-        harness = agent.harness
-    assert harness.recorder.results == [  # type: ignore[attr-defined]
+        harness = scripted(agent)
+    assert harness.recorder.results == [
         {
             "tool_call_id": "c1",
             "output": {"error": "RuntimeError: deploy exploded"},
@@ -350,14 +359,14 @@ async def test_approved_custom_tool_failure_submits_error_and_emits_tool_error(
         }
     ]
     assert kinds(parts)[:3] == ["start", "tool-approval-response", "tool-error"]
-    error_part = parts[2]
-    assert (error_part.tool_call_id, error_part.tool_name, error_part.input) == (  # type: ignore[union-attr]
+    error_part = of_type(ConsumerToolErrorPart, parts[2])
+    assert (error_part.tool_call_id, error_part.tool_name, error_part.input) == (
         "c1",
         "deploy",
         {"env": "prod"},
     )
-    assert isinstance(error_part.error, RuntimeError)  # type: ignore[union-attr]
-    assert str(error_part.error) == "deploy exploded"  # type: ignore[union-attr]
+    assert isinstance(error_part.error, RuntimeError)
+    assert str(error_part.error) == "deploy exploded"
 
 
 @pytest.mark.requirement("APPROVAL-029")
@@ -380,10 +389,10 @@ async def test_approved_tool_without_execute_becomes_a_pending_client_result(
         )
         assert session.turn_state == "awaiting-tool-result"
         assert await result.steps == []
-        harness = agent.harness
+        harness = scripted(agent)
     assert kinds(parts) == ["start", "tool-approval-response", "finish"]
-    assert parts[-1].finish_reason == "tool-calls"  # type: ignore[union-attr]
-    assert harness.recorder.results == []  # type: ignore[attr-defined]
+    assert of_type(ConsumerFinishPart, parts[-1]).finish_reason == "tool-calls"
+    assert harness.recorder.results == []
 
 
 @pytest.mark.requirement("APPROVAL-033", "STREAM-031")
@@ -484,9 +493,9 @@ async def test_builtin_settlement_without_submit_tool_approval_fails(tmp_path: P
         )
         assert session.turn_state == "idle"
     assert kinds(parts)[-1] == "error"
-    assert str(parts[-1].error) == NO_APPROVAL_RESPONSES  # type: ignore[union-attr]
+    assert str(of_type(ConsumerErrorPart, parts[-1]).error) == NO_APPROVAL_RESPONSES
     # A plain error (name "Error"), not the capability error (ERROR-007).
-    assert type(parts[-1].error) is HarnessTurnError  # type: ignore[union-attr]
+    assert type(of_type(ConsumerErrorPart, parts[-1]).error) is HarnessTurnError
 
 
 @pytest.mark.requirement("ADAPTER-047")
@@ -495,9 +504,9 @@ async def test_filter_auto_deny_without_submit_tool_approval_fails(tmp_path: Pat
     async with opened(harness, tmp_path, active_tools=[]) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
     assert kinds(parts)[-1] == "error"
-    assert str(parts[-1].error) == NO_APPROVAL_RESPONSES  # type: ignore[union-attr]
+    assert str(of_type(ConsumerErrorPart, parts[-1]).error) == NO_APPROVAL_RESPONSES
     # A plain error (name "Error"), not the capability error (ERROR-007).
-    assert type(parts[-1].error) is HarnessTurnError  # type: ignore[union-attr]
+    assert type(of_type(ConsumerErrorPart, parts[-1]).error) is HarnessTurnError
 
 
 # -- 5.4.1 / 5.4.2 message-derived continuations -------------------------------------------------------
@@ -517,12 +526,12 @@ async def test_trailing_approval_message_continues_the_same_turn(tmp_path: Path)
             {"role": "tool", "content": [approval_response(request["approvalId"], True)]},
         ]
         second = await agent.generate(session=session, messages=messages)
-        harness = agent.harness
+        harness = scripted(agent)
     assert second.text == "shipped"
     assert deploys.runs == [{"env": "prod"}]
-    assert harness.recorder.calls.count("do_prompt_turn") == 1  # type: ignore[attr-defined]
-    assert harness.recorder.calls.count("do_continue_turn") == 1  # type: ignore[attr-defined]
-    assert [options.prompt for options in harness.recorder.prompts] == ["ship it"]  # type: ignore[attr-defined]
+    assert harness.recorder.calls.count("do_prompt_turn") == 1
+    assert harness.recorder.calls.count("do_continue_turn") == 1
+    assert [options.prompt for options in harness.recorder.prompts] == ["ship it"]
 
 
 @pytest.mark.parametrize(
@@ -651,7 +660,7 @@ async def test_consumed_approval_is_never_reused_for_a_new_call(tmp_path: Path) 
         "finish-step",
         "finish",
     ]
-    assert only(parts, "tool-call")[0].tool_call_id == "c2"  # type: ignore[union-attr]
+    assert only(parts, "tool-call")[0].tool_call_id == "c2"
 
 
 @pytest.mark.requirement("APPROVAL-032")
@@ -664,10 +673,10 @@ async def test_unmatched_approval_continuation_is_ignored(tmp_path: Path) -> Non
             agent, session=session, tool_approval_continuations=[approval_response("nope", True)]
         )
         assert session.turn_state == "awaiting-approval"
-        harness = agent.harness
+        harness = scripted(agent)
     assert "tool-approval-response" not in kinds(parts)
     assert deploys.runs == []
-    assert harness.recorder.results == []  # type: ignore[attr-defined]
+    assert harness.recorder.results == []
 
 
 # -- 5.3.4 step batching ---------------------------------------------------------------------------------
@@ -714,7 +723,7 @@ async def test_batched_step_registers_every_request_before_pausing(tmp_path: Pat
         "tool-call",
         "tool-approval-request",
     ]
-    assert [p.approval_id for p in only(resumed, "tool-approval-response")] == [first_id, second_id]  # type: ignore[attr-defined]
+    assert [p.approval_id for p in only(resumed, "tool-approval-response")] == [first_id, second_id]
     assert deploys.runs == [{"env": "prod"}, {"env": "dev"}]
 
 
@@ -734,8 +743,8 @@ async def test_batched_step_runs_executable_tools_while_collecting(tmp_path: Pat
     ) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
         assert session.turn_state == "awaiting-approval"
-        harness = agent.harness
-    assert harness.recorder.results == [{"tool_call_id": "c2", "output": "pong"}]  # type: ignore[attr-defined]
+        harness = scripted(agent)
+    assert harness.recorder.results == [{"tool_call_id": "c2", "output": "pong"}]
     assert kinds(parts)[-2:] == ["finish-step", "finish"]
     assert kinds(parts).count("tool-call") == 2
 
@@ -785,7 +794,7 @@ async def test_batch_cut_short_by_finish_step_pauses_at_that_boundary(tmp_path: 
     ]
     assert len(steps) == 1
     assert steps[0].raw_finish_reason == "tool-calls", "closed by the adapter's own finish-step"
-    assert parts[-1].finish_reason == "tool-calls"  # type: ignore[union-attr]
+    assert of_type(ConsumerFinishPart, parts[-1]).finish_reason == "tool-calls"
 
 
 @pytest.mark.requirement("APPROVAL-038")
@@ -815,7 +824,7 @@ async def test_partial_answer_settles_it_and_pauses_again(tmp_path: Path) -> Non
         assert await final.text == "all done"
         assert session.turn_state == "idle"
     assert kinds(partial) == ["start", "tool-approval-response", "tool-result", "finish"]
-    assert partial[-1].finish_reason == "tool-calls"  # type: ignore[union-attr]
+    assert of_type(ConsumerFinishPart, partial[-1]).finish_reason == "tool-calls"
     assert kinds(rest)[:2] == ["start", "tool-approval-response"]
     assert deploys.runs == [{"env": "dev"}]
 
@@ -847,9 +856,9 @@ async def test_approved_tool_with_failing_context_is_not_run(tmp_path: Path) -> 
             session=session,
             tool_approval_continuations=[approval_response(approval_id, True)],
         )
-        harness = agent.harness
+        harness = scripted(agent)
     assert deploys.runs == []
-    assert harness.recorder.results == [  # type: ignore[attr-defined]
+    assert harness.recorder.results == [
         {
             "tool_call_id": "c1",
             "output": {"error": "Tool context validation failed."},
@@ -857,8 +866,8 @@ async def test_approved_tool_with_failing_context_is_not_run(tmp_path: Path) -> 
         }
     ]
     (error_part,) = only(parts, "tool-error")
-    assert isinstance(error_part.error, ToolContextValidationError)  # type: ignore[union-attr]
-    assert error_part.error.tool_name == "deploy"  # type: ignore[union-attr]
+    assert isinstance(error_part.error, ToolContextValidationError)
+    assert error_part.error.tool_name == "deploy"
 
 
 @pytest.mark.requirement("HOSTTOOL-004")
@@ -880,7 +889,7 @@ async def test_approved_call_with_schema_invalid_input_is_not_run(tmp_path: Path
                 session=session,
                 tool_approval_continuations=[approval_response(approval_id, True)],
             )
-        harness = agent.harness
+        harness = scripted(agent)
     assert runs == []
-    ((record),) = harness.recorder.results  # type: ignore[attr-defined]
+    ((record),) = harness.recorder.results
     assert record["is_error"] is True

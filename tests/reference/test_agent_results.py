@@ -3,6 +3,9 @@
 Text/usage/finish-reason aggregation, aborts and failures, ``stop_when``, prompt
 normalization, ``prepare_call``, turn settings forwarded to the adapter (instructions,
 skills, model, response format) and the error vocabulary.
+
+One idea: what one call returns and how it ends, from the prompt that goes in to the
+result, stop condition or error that comes out.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ import pytest
 
 from harness_testkit.reference import HarnessAgent, tool
 from harness_testkit.spec import (
+    ConsumerErrorPart,
+    ConsumerFinishPart,
+    ConsumerFinishStepPart,
     FinishPart,
     FinishReason,
     FinishStepPart,
@@ -34,9 +40,11 @@ from harness_testkit.spec import (
     OutputTokens,
     Skill,
     ToolContextValidationError,
+    UnifiedFinishReason,
     Usage,
     get_harness_error_message,
 )
+from tests.narrowing import of_type
 from tests.reference.scripted import (
     Hang,
     ScriptedHarness,
@@ -49,6 +57,7 @@ from tests.reference.scripted import (
 from tests.reference.test_agent_support import (
     LIMIT,
     OBJECT,
+    always_stop,
     client_tool,
     continue_parts,
     drain,
@@ -66,17 +75,21 @@ pytestmark = pytest.mark.anyio
 META = {"mock": {"run": 7}}
 
 
-def meta_finish_step(reason: str, metadata: dict[str, Any] | None = None, **usage: int) -> Any:
+def meta_finish_step(
+    reason: UnifiedFinishReason, metadata: dict[str, Any] | None = None, **usage: int
+) -> Any:
     return FinishStepPart(
-        finish_reason=FinishReason(unified=reason, raw=f"raw-{reason}"),  # type: ignore[arg-type]
+        finish_reason=FinishReason(unified=reason, raw=f"raw-{reason}"),
         usage=Usage.of(usage.get("i"), usage.get("o")),
         harness_metadata=metadata,
     )
 
 
-def meta_finish(reason: str, metadata: dict[str, Any] | None = None, **usage: int) -> Any:
+def meta_finish(
+    reason: UnifiedFinishReason, metadata: dict[str, Any] | None = None, **usage: int
+) -> Any:
     return FinishPart(
-        finish_reason=FinishReason(unified=reason, raw=f"raw-{reason}"),  # type: ignore[arg-type]
+        finish_reason=FinishReason(unified=reason, raw=f"raw-{reason}"),
         total_usage=Usage.of(usage.get("i"), usage.get("o")),
         harness_metadata=metadata,
     )
@@ -389,7 +402,7 @@ async def test_first_error_part_ends_the_turn_and_later_parts_are_ignored(tmp_pa
         again = await agent.generate(session=session, prompt="again")
     assert kinds(parts).count("error") == 1
     assert kinds(parts)[-1] == "error"
-    assert "first failure" in str(parts[-1].error)  # type: ignore[union-attr]
+    assert "first failure" in str(of_type(ConsumerErrorPart, parts[-1]).error)
     assert again.text == "fresh"
 
 
@@ -430,7 +443,7 @@ async def test_invalid_emitted_part_fails_the_turn_naming_the_field(tmp_path: Pa
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
     assert kinds(parts) == ["start", "error"]
-    assert "delta" in str(parts[-1].error)  # type: ignore[union-attr]
+    assert "delta" in str(of_type(ConsumerErrorPart, parts[-1]).error)
 
 
 # -- 7.5 stop conditions -------------------------------------------------------------------------------
@@ -462,7 +475,7 @@ async def test_lookahead_is_processed_exactly_once_when_no_predicate_matches(
         result, parts = await stream_parts(agent, session=session, prompt="go")
         steps = await result.steps
     assert seen == [1]
-    assert [p.text for p in parts if p.type == "text-delta"] == ["first", "second"]  # type: ignore[attr-defined]
+    assert [p.text for p in parts if p.type == "text-delta"] == ["first", "second"]
     assert [s.text for s in steps] == ["first", "second"]
 
 
@@ -472,7 +485,7 @@ async def test_terminal_step_finishes_naturally_even_when_a_predicate_would_matc
 ) -> None:
     called: list[Any] = []
     harness = ScriptedHarness([[*text_step("done"), finish()]])
-    async with opened(harness, tmp_path, stop_when=lambda c: called.append(c) or True) as (
+    async with opened(harness, tmp_path, stop_when=always_stop(called)) as (
         agent,
         session,
     ):
@@ -506,7 +519,7 @@ async def test_matching_predicate_suspends_via_do_suspend_turn_once(tmp_path: Pa
         state = await suspend(session)
     assert [s.text for s in steps] == ["one"]
     assert kinds(parts)[-2:] == ["finish-step", "finish"]
-    assert parts[-1].finish_reason == "stop"  # type: ignore[union-attr]
+    assert of_type(ConsumerFinishPart, parts[-1]).finish_reason == "stop"
     assert harness.recorder.calls.count("do_suspend_turn") == 1
     assert state.type == "continue-turn"
 
@@ -548,7 +561,7 @@ async def test_an_error_lookahead_is_never_hidden_by_a_stop_condition(tmp_path: 
     called: list[Any] = []
     script = [*text_step("a"), {"type": "error", "error": "late failure"}]
     harness = ScriptedHarness([script])
-    async with opened(harness, tmp_path, stop_when=lambda c: called.append(c) or True) as (
+    async with opened(harness, tmp_path, stop_when=always_stop(called)) as (
         agent,
         session,
     ):
@@ -716,7 +729,9 @@ async def test_step_model_id(
     async with opened(ScriptedHarness([script]), tmp_path, model=model) as (agent, session):
         result = await agent.generate(session=session, prompt="go")
     assert {step.model_id for step in result.steps} == {expected}
-    assert {step.response.response.model_id for step in result.steps} == {expected}  # type: ignore[union-attr]
+    assert {
+        of_type(ConsumerFinishStepPart, step.response).response.model_id for step in result.steps
+    } == {expected}
 
 
 # -- 10.7 prepare_call -----------------------------------------------------------------------------------
@@ -888,7 +903,7 @@ async def test_prepare_call_never_runs_for_continuations_and_its_values_stay_fro
 
 # -- 9.9 response format -------------------------------------------------------------------------------
 
-SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}}
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {"answer": {"type": "string"}}}
 
 
 @pytest.mark.parametrize(
@@ -899,7 +914,7 @@ SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}}
         ("json", {"type": "json"}),
         (SCHEMA, {"type": "json", "schema": SCHEMA}),
         (
-            JsonResponseFormat(schema=SCHEMA, name="Answer", description="The answer"),  # type: ignore[call-arg]
+            JsonResponseFormat(schema=SCHEMA, name="Answer", description="The answer"),
             {"type": "json", "schema": SCHEMA, "name": "Answer", "description": "The answer"},
         ),
     ],
@@ -1035,7 +1050,7 @@ def test_agent_refuses_an_adapter_of_another_specification_version(
     tmp_path: Path, version: str | None
 ) -> None:
     harness = ScriptedHarness()
-    harness.specification_version = version  # type: ignore[assignment]
+    harness.specification_version = version  # type: ignore[assignment]  # deliberately not harness-v1
     with pytest.raises(HarnessError) as caught:
         make_agent(harness, tmp_path)
     assert str(caught.value) == (

@@ -7,10 +7,10 @@ always destroys what it created.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import anyio
 
@@ -22,7 +22,21 @@ from harness_testkit.reference import (
     Tool,
     tool,
 )
-from harness_testkit.spec import BuiltinTool, ConsumerPart, ContinueTurnState
+from harness_testkit.spec import (
+    BuiltinTool,
+    ConsumerFinishStepPart,
+    ConsumerPart,
+    ConsumerTextDeltaPart,
+    ConsumerToolApprovalRequestPart,
+    ConsumerToolApprovalResponsePart,
+    ConsumerToolCallPart,
+    ConsumerToolErrorPart,
+    ConsumerToolInputDeltaPart,
+    ConsumerToolResultPart,
+    ContinueTurnState,
+    HarnessAdapter,
+)
+from tests.narrowing import of_type
 from tests.reference.scripted import ScriptedHarness
 
 #: Upper bound of any single test scenario (seconds).
@@ -37,7 +51,7 @@ UNCLOSED = (
 OBJECT = {"type": "object"}
 
 
-def make_agent(harness: ScriptedHarness, tmp_path: Path, **settings: Any) -> HarnessAgent:
+def make_agent(harness: HarnessAdapter, tmp_path: Path, **settings: Any) -> HarnessAgent:
     """A ``HarnessAgent`` over ``harness`` with a local sandbox rooted in ``tmp_path``."""
     return HarnessAgent(
         harness=harness, sandbox=LocalSandboxProvider(root_dir=tmp_path / "sbx"), **settings
@@ -46,7 +60,7 @@ def make_agent(harness: ScriptedHarness, tmp_path: Path, **settings: Any) -> Har
 
 @asynccontextmanager
 async def opened(
-    harness: ScriptedHarness, tmp_path: Path, *, session_id: str = "s1", **settings: Any
+    harness: HarnessAdapter, tmp_path: Path, *, session_id: str = "s1", **settings: Any
 ) -> AsyncIterator[tuple[HarnessAgent, AgentSession]]:
     """An agent and one session; the session (and its sandbox) is always torn down."""
     agent = make_agent(harness, tmp_path, **settings)
@@ -92,6 +106,11 @@ async def continue_parts(
     return result, await drain(result)
 
 
+def scripted(agent: HarnessAgent) -> ScriptedHarness:
+    """The agent's adapter, asserted to be the scripted one (its recorder and turns)."""
+    return of_type(ScriptedHarness, agent.harness)
+
+
 def kinds(parts: Sequence[ConsumerPart]) -> list[str]:
     """The ``type`` of each part."""
     return [part.type for part in parts]
@@ -102,9 +121,54 @@ def wire(parts: Sequence[ConsumerPart]) -> list[dict[str, Any]]:
     return [part.to_wire() for part in parts]
 
 
-def only(parts: Sequence[ConsumerPart], kind: str) -> list[ConsumerPart]:
-    """The parts of one ``type``."""
+# Overloads for the kinds the tests pick, so each list has its part class.
+@overload
+def only(
+    parts: Sequence[ConsumerPart], kind: Literal["text-delta"]
+) -> list[ConsumerTextDeltaPart]: ...
+@overload
+def only(
+    parts: Sequence[ConsumerPart], kind: Literal["tool-input-delta"]
+) -> list[ConsumerToolInputDeltaPart]: ...
+@overload
+def only(
+    parts: Sequence[ConsumerPart], kind: Literal["tool-call"]
+) -> list[ConsumerToolCallPart]: ...
+@overload
+def only(
+    parts: Sequence[ConsumerPart], kind: Literal["tool-result"]
+) -> list[ConsumerToolResultPart]: ...
+@overload
+def only(
+    parts: Sequence[ConsumerPart], kind: Literal["tool-error"]
+) -> list[ConsumerToolErrorPart]: ...
+@overload
+def only(
+    parts: Sequence[ConsumerPart], kind: Literal["tool-approval-request"]
+) -> list[ConsumerToolApprovalRequestPart]: ...
+@overload
+def only(
+    parts: Sequence[ConsumerPart], kind: Literal["tool-approval-response"]
+) -> list[ConsumerToolApprovalResponsePart]: ...
+@overload
+def only(
+    parts: Sequence[ConsumerPart], kind: Literal["finish-step"]
+) -> list[ConsumerFinishStepPart]: ...
+@overload
+def only(parts: Sequence[ConsumerPart], kind: str) -> list[ConsumerPart]: ...
+def only(parts: Sequence[ConsumerPart], kind: str) -> Sequence[ConsumerPart]:
+    """The parts of one ``type`` (typed as that part's class for the kinds above)."""
     return [part for part in parts if part.type == kind]
+
+
+def always_stop(seen: list[Any]) -> Callable[[Any], bool]:
+    """A ``stop_when`` predicate that records each context it is asked about and says stop."""
+
+    def predicate(context: Any) -> bool:
+        seen.append(context)
+        return True
+
+    return predicate
 
 
 def echo_tool(**overrides: Any) -> Tool:

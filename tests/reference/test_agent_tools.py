@@ -2,6 +2,9 @@
 
 Merging, filtering, permission mode, host-tool approval statuses, host execution,
 tool context, client-side tools and the ``askUserQuestions`` question tool.
+
+One idea: the tool surface the agent gives a turn and how each kind of tool call is
+answered; each surface has its own scripted turns, hence the length.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from pydantic import BaseModel
 
 from harness_testkit.reference import ToolExecutionOptions, tool
 from harness_testkit.spec import (
+    ConsumerFinishPart,
     HarnessCapabilityUnsupportedError,
     HarnessUsageError,
     NoSuchToolError,
 )
+from tests.narrowing import of_type
 from tests.reference.scripted import (
     ScriptedHarness,
     WaitApproval,
@@ -42,6 +47,7 @@ from tests.reference.test_agent_support import (
     make_agent,
     only,
     opened,
+    scripted,
     stream_parts,
     wire,
 )
@@ -257,7 +263,7 @@ async def test_only_active_user_tools_are_sent_as_specs_in_key_order(
 async def test_spec_without_description_or_convertible_schema_is_sent_by_name(
     tmp_path: Path,
 ) -> None:
-    bare = tool(input_schema=42, execute=lambda v, o: None)  # type: ignore[arg-type]
+    bare = tool(input_schema=42, execute=lambda v, o: None)  # type: ignore[arg-type]  # deliberately no schema
     harness = ScriptedHarness([[finish()]])
     async with opened(harness, tmp_path, tools={"bare": bare}) as (agent, session):
         await agent.generate(session=session, prompt="go")
@@ -281,11 +287,11 @@ async def test_call_to_an_inactive_host_tool_is_denied_with_the_exact_reason(
         **filters,
     ) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
-        harness = agent.harness
+        harness = scripted(agent)
     assert hidden.seen == []
-    assert harness.recorder.results == [{"tool_call_id": "c1", "output": denied("hidden")}]  # type: ignore[attr-defined]
+    assert harness.recorder.results == [{"tool_call_id": "c1", "output": denied("hidden")}]
     (call,) = only(parts, "tool-call")
-    assert call.invalid is None, "inactive tools still type their calls"  # type: ignore[union-attr]
+    assert call.invalid is None, "inactive tools still type their calls"
     assert kinds(parts) == ["start", "start-step", "tool-call", "finish-step", "finish"]
 
 
@@ -327,7 +333,7 @@ async def test_builtin_filter_is_passed_to_do_start_in_builtin_key_order(
         pass
     (start,) = harness.recorder.starts
     got = start.builtin_tool_filtering
-    assert (got.to_wire() if got is not None else None) == expected  # type: ignore[attr-defined]
+    assert (got.to_wire() if got is not None else None) == expected
     assert start.permission_mode == "allow-all"
 
 
@@ -347,7 +353,7 @@ def test_builtin_filter_needs_filtering_or_approval_support(tmp_path: Path) -> N
 )
 @pytest.mark.requirement("FILTER-009")
 def test_builtin_filter_is_accepted_with_either_capability(
-    tmp_path: Path, support: dict[str, bool]
+    tmp_path: Path, support: dict[str, Any]
 ) -> None:
     make_agent(
         ScriptedHarness(builtin_tools={"bash": builtin()}, **support), tmp_path, active_tools=[]
@@ -476,12 +482,12 @@ async def test_denied_status_emits_automatic_request_and_response_and_denies(
     ) as (agent, session):
         result, parts = await stream_parts(agent, session=session, prompt="go")
         steps = await result.steps
-        harness = agent.harness
+        harness = scripted(agent)
     assert calls.seen == []
     expected_output: dict[str, Any] = {"type": "execution-denied"}
     if reason is not None:
         expected_output["reason"] = reason
-    assert harness.recorder.results == [{"tool_call_id": "c1", "output": expected_output}]  # type: ignore[attr-defined]
+    assert harness.recorder.results == [{"tool_call_id": "c1", "output": expected_output}]
     request, response = (p.to_wire() for p in parts[3:5])
     call = {"type": "tool-call", "toolCallId": "c1", "toolName": "deploy", "input": {"env": "prod"}}
     approval_id = request["approvalId"]
@@ -526,9 +532,9 @@ async def test_executable_statuses_run_the_tool(tmp_path: Path, approval: dict[s
         tool_approval=approval,
     ) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
-        harness = agent.harness
+        harness = scripted(agent)
     assert len(calls.seen) == 1
-    assert harness.recorder.results == [{"tool_call_id": "c1", "output": {"done": True}}]  # type: ignore[attr-defined]
+    assert harness.recorder.results == [{"tool_call_id": "c1", "output": {"done": True}}]
     assert "tool-approval-request" not in kinds(parts)
 
 
@@ -544,8 +550,8 @@ async def test_approval_status_is_ignored_for_inactive_tools(tmp_path: Path) -> 
     ) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
         assert session.turn_state == "idle"
-        harness = agent.harness
-    assert harness.recorder.results == [{"tool_call_id": "c1", "output": denied("act")}]  # type: ignore[attr-defined]
+        harness = scripted(agent)
+    assert harness.recorder.results == [{"tool_call_id": "c1", "output": denied("act")}]
     assert "tool-approval-request" not in kinds(parts)
 
 
@@ -576,9 +582,9 @@ async def test_host_tools_of_one_step_run_concurrently(tmp_path: Path) -> None:
     tools = {"a": waiting_tool("a", "b"), "b": waiting_tool("b", "a")}
     async with opened(ScriptedHarness([script]), tmp_path, tools=tools) as (agent, session):
         result = await agent.generate(session=session, prompt="go")
-        harness = agent.harness
+        harness = scripted(agent)
     assert result.finish_reason == "stop"
-    assert sorted(r["output"] for r in harness.recorder.results) == ["a", "b"]  # type: ignore[attr-defined]
+    assert sorted(r["output"] for r in harness.recorder.results) == ["a", "b"]
 
 
 @pytest.mark.requirement("HOSTTOOL-003", "STREAM-045", "SANDBOX-021")
@@ -590,14 +596,14 @@ async def test_host_tool_gets_raw_unstripped_input_and_execution_options(tmp_pat
     ):
         wd = session.session_work_dir
         raw = json.dumps({"file_path": f"{wd}/src/a.py", "line": 3})
-        agent.harness.turns.append(  # type: ignore[attr-defined]
+        scripted(agent).turns.append(
             [tool_call("c7", "edit", raw), WaitResult("c7"), finish_step(), finish()]
         )
         _, parts = await stream_parts(agent, session=session, prompt="go")
         full_sandbox = session.sandbox_session
     ((value, options),) = calls.seen
     assert value == {"file_path": f"{wd}/src/a.py", "line": 3}
-    assert only(parts, "tool-call")[0].input == {"file_path": "src/a.py", "line": 3}  # type: ignore[union-attr]
+    assert only(parts, "tool-call")[0].input == {"file_path": "src/a.py", "line": 3}
     assert options.tool_call_id == "c7"
     assert isinstance(options.abort, anyio.Event)
     assert not options.abort.is_set()
@@ -650,8 +656,8 @@ async def test_execute_forms_submit_the_final_value_and_hold_preliminaries(
         session,
     ):
         _, parts = await stream_parts(agent, session=session, prompt="go")
-        harness = agent.harness
-    assert harness.recorder.results == [{"tool_call_id": "c1", "output": {"n": 3}}]  # type: ignore[attr-defined]
+        harness = scripted(agent)
+    assert harness.recorder.results == [{"tool_call_id": "c1", "output": {"n": 3}}]
     results = only(parts, "tool-result")
     assert [p.to_wire() for p in results] == [
         {
@@ -681,7 +687,7 @@ async def test_preliminary_results_are_work_dir_stripped(tmp_path: Path) -> None
     async with opened(harness, tmp_path, tools={"find": finder}) as (agent, session):
         where["wd"] = session.session_work_dir
         _, parts = await stream_parts(agent, session=session, prompt="go")
-    assert only(parts, "tool-result")[0].output == {"path": "src/foo.ts"}  # type: ignore[union-attr]
+    assert only(parts, "tool-result")[0].output == {"path": "src/foo.ts"}
     assert harness.recorder.results[0]["output"] == {"path": f"{where['wd']}/src/foo.ts"}
 
 
@@ -728,8 +734,8 @@ async def test_failing_tool_submits_name_and_message_as_error(tmp_path: Path) ->
         session,
     ):
         result = await agent.generate(session=session, prompt="go")
-        harness = agent.harness
-    assert harness.recorder.results == [  # type: ignore[attr-defined]
+        harness = scripted(agent)
+    assert harness.recorder.results == [
         {
             "tool_call_id": "c1",
             "output": {"error": "ValueError: weather unavailable"},
@@ -789,7 +795,7 @@ async def test_turn_fails_only_after_all_concurrent_tools_settle(tmp_path: Path)
             seen.append(part.type)
             if part.type == "error":
                 assert slow_done.is_set()
-                assert str(part.error) == "submission rejected"  # type: ignore[union-attr]
+                assert str(part.error) == "submission rejected"
         assert session.turn_state == "idle"
     assert seen[-1] == "error"
     assert "finish" not in seen
@@ -808,9 +814,9 @@ async def test_host_call_with_schema_invalid_input_is_not_executed(tmp_path: Pat
         ScriptedHarness([script]), tmp_path, tools={"num": calls.tool(input_schema=schema)}
     ) as (agent, session):
         await agent.generate(session=session, prompt="go")
-        harness = agent.harness
+        harness = scripted(agent)
     assert calls.seen == []
-    ((record),) = harness.recorder.results  # type: ignore[attr-defined]
+    ((record),) = harness.recorder.results
     assert record["is_error"] is True
     assert isinstance(record["output"]["error"], str)
 
@@ -892,13 +898,13 @@ async def test_context_failure_submits_the_generic_payload_and_never_leaks(
         tools_context=context,
     ) as (agent, session):
         result, parts = await stream_parts(agent, session=session, prompt="go")
-        harness = agent.harness
+        harness = scripted(agent)
         assert await result.text == "went on"
     assert calls.seen == []
-    assert harness.recorder.results == [  # type: ignore[attr-defined]
+    assert harness.recorder.results == [
         {"tool_call_id": "c1", "output": CONTEXT_FAILED, "is_error": True}
     ]
-    everything = repr(harness.recorder) + json.dumps(wire(parts), default=str)  # type: ignore[attr-defined]
+    everything = repr(harness.recorder) + json.dumps(wire(parts), default=str)
     assert "TOPSECRET" not in everything
 
 
@@ -921,16 +927,16 @@ async def test_client_tool_pauses_with_a_synthetic_tool_calls_step(tmp_path: Pat
         generated = await result.to_generate_result()
         assert session.turn_state == "awaiting-tool-result"
         assert session.has_unfinished_turn()
-        harness = agent.harness
+        harness = scripted(agent)
     assert kinds(parts) == ["start", "start-step", "tool-call", "finish-step", "finish"]
     finish_step_part = parts[3].to_wire()
     assert finish_step_part["finishReason"] == "tool-calls"
     assert "rawFinishReason" not in finish_step_part
     assert finish_step_part["usage"] == {"inputTokenDetails": {}, "outputTokenDetails": {}}
-    assert parts[-1].finish_reason == "tool-calls"  # type: ignore[union-attr]
+    assert of_type(ConsumerFinishPart, parts[-1]).finish_reason == "tool-calls"
     assert generated.finish_reason == "tool-calls"
     assert len(generated.steps) == 1
-    assert harness.recorder.results == []  # type: ignore[attr-defined]
+    assert harness.recorder.results == []
 
 
 @pytest.mark.requirement("HOSTTOOL-015", "HOSTTOOL-017")
@@ -1064,8 +1070,8 @@ async def test_client_result_continuation_is_unwrapped_and_submitted(
         )
         assert await result.text == "thanks"
         assert session.turn_state == "idle"
-        harness = agent.harness
-    ((record),) = harness.recorder.results  # type: ignore[attr-defined]
+        harness = scripted(agent)
+    ((record),) = harness.recorder.results
     assert record["tool_call_id"] == "c1"
     assert record["output"] == output
     assert record.get("is_error", False) is is_error
@@ -1100,8 +1106,8 @@ async def test_part_form_continuation_travels_as_tool_result_with_record_name_an
     ):
         await stream_parts(agent, session=session, prompt="go")
         await continue_parts(agent, session=session, tool_result_continuations=[part])
-        harness = agent.harness
-    assert harness.recorder.results[0]["tool_result"] == {  # type: ignore[attr-defined]
+        harness = scripted(agent)
+    assert harness.recorder.results[0]["tool_result"] == {
         **part,
         "toolName": "pick",
         "providerOptions": {"ui": {"k": 1}},
@@ -1119,8 +1125,8 @@ async def test_raw_form_continuation_is_submitted_without_tool_result(tmp_path: 
         await continue_parts(
             agent, session=session, tool_result_continuations=[{"toolCallId": "c1", "output": None}]
         )
-        harness = agent.harness
-    assert harness.recorder.results == [{"tool_call_id": "c1", "output": None}]  # type: ignore[attr-defined]
+        harness = scripted(agent)
+    assert harness.recorder.results == [{"tool_call_id": "c1", "output": None}]
 
 
 @pytest.mark.requirement("HOSTTOOL-020", "SESSION-026")
@@ -1166,11 +1172,11 @@ async def test_trailing_tool_message_continues_the_same_session(tmp_path: Path) 
             },
         ]
         second = await agent.generate(session=session, messages=messages)
-        harness = agent.harness
+        harness = scripted(agent)
     assert second.text == "thanks"
-    assert harness.recorder.calls.count("do_prompt_turn") == 1  # type: ignore[attr-defined]
-    assert harness.recorder.calls.count("do_continue_turn") == 1  # type: ignore[attr-defined]
-    assert harness.recorder.results[0]["output"] == {"answer": 7}  # type: ignore[attr-defined]
+    assert harness.recorder.calls.count("do_prompt_turn") == 1
+    assert harness.recorder.calls.count("do_continue_turn") == 1
+    assert harness.recorder.results[0]["output"] == {"answer": 7}
 
 
 # -- 6.3 askUserQuestions ---------------------------------------------------------------------------

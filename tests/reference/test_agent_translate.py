@@ -3,6 +3,9 @@
 Covers the translation table (2.3.1-2.3.12), start/start-step framing (2.2.1-2.2.3),
 the unclosed-step failure (2.2.5), empty turns (2.2.9), work-dir stripping (2.2.10),
 identifiers (2.2.11) and deferred tool outcomes (2.2.12-2.2.13).
+
+One idea: the translation of harness parts into consumer parts, one test per row of the
+table and per framing rule, kept together so the rows read side by side.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from hypothesis import strategies as st
 
 from harness_testkit.reference import Tool, strip_work_dir, tool
 from harness_testkit.reference._strip import StreamingStripper
-from harness_testkit.spec import NoSuchToolError
+from harness_testkit.spec import ConsumerErrorPart, ConsumerFinishStepPart, NoSuchToolError
+from tests.narrowing import of_type
 from tests.reference.scripted import (
     Fail,
     ScriptedHarness,
@@ -36,6 +40,7 @@ from tests.reference.test_agent_support import (
     kinds,
     only,
     opened,
+    scripted,
     stream_parts,
     wire,
 )
@@ -170,7 +175,7 @@ async def test_streamed_tool_input_is_work_dir_stripped_across_deltas(tmp_path: 
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         work_dir = session.session_work_dir
         chunks = ['{"path": "', work_dir[:6], work_dir[6:], "/src/main.py", '"}']
-        session_harness: ScriptedHarness = agent.harness  # type: ignore[assignment]
+        session_harness = scripted(agent)
         session_harness.turns.append(
             [
                 {"type": "tool-input-start", "id": "c1", "toolName": "read"},
@@ -180,7 +185,7 @@ async def test_streamed_tool_input_is_work_dir_stripped_across_deltas(tmp_path: 
             ]
         )
         _, parts = await stream_parts(agent, session=session, prompt="go")
-    deltas = [part.delta for part in only(parts, "tool-input-delta")]  # type: ignore[attr-defined]
+    deltas = [part.delta for part in only(parts, "tool-input-delta")]
     assert "".join(deltas) == '{"path": "src/main.py"}'
     assert all(deltas), "a delta that ends up empty is dropped"
     assert kinds(parts)[-2:] == ["tool-input-end", "finish"]
@@ -190,7 +195,7 @@ async def test_streamed_tool_input_is_work_dir_stripped_across_deltas(tmp_path: 
 async def test_held_tool_input_text_is_flushed_right_before_its_end(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         work_dir = session.session_work_dir
-        agent.harness.turns.append(  # type: ignore[attr-defined]
+        scripted(agent).turns.append(
             [
                 {"type": "tool-input-start", "id": "c1", "toolName": "bash"},
                 {"type": "tool-input-delta", "id": "c1", "delta": "cd " + work_dir},
@@ -212,7 +217,7 @@ async def test_streamed_work_dir_followed_by_a_held_slash_is_stripped(tmp_path: 
     # A delta that ends right after "<workdir>/" is the ordinary shape of streamed JSON.
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         work_dir = session.session_work_dir
-        agent.harness.turns.append(  # type: ignore[attr-defined]
+        scripted(agent).turns.append(
             [
                 {"type": "tool-input-start", "id": "c1", "toolName": "read"},
                 {"type": "tool-input-delta", "id": "c1", "delta": '{"path": "' + work_dir + "/"},
@@ -222,7 +227,7 @@ async def test_streamed_work_dir_followed_by_a_held_slash_is_stripped(tmp_path: 
             ]
         )
         _, parts = await stream_parts(agent, session=session, prompt="go")
-    deltas = [part.delta for part in only(parts, "tool-input-delta")]  # type: ignore[attr-defined]
+    deltas = [part.delta for part in only(parts, "tool-input-delta")]
     assert "".join(deltas) == '{"path": "src/a.py"}'
 
 
@@ -272,10 +277,10 @@ async def test_schema_failure_marks_call_invalid_and_dynamic_with_parsed_input(
     async with opened(harness, tmp_path) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
     (call,) = only(parts, "tool-call")
-    assert call.invalid is True  # type: ignore[union-attr]
-    assert call.dynamic is True  # type: ignore[union-attr]
-    assert call.input == {"cmd": 1}  # type: ignore[union-attr]
-    assert isinstance(call.error, Exception)  # type: ignore[union-attr]
+    assert call.invalid is True
+    assert call.dynamic is True
+    assert call.input == {"cmd": 1}
+    assert isinstance(call.error, Exception)
 
 
 @pytest.mark.requirement("TRANSLATE-004")
@@ -295,8 +300,8 @@ async def test_unknown_tool_is_invalid_dynamic_with_no_such_tool_error(tmp_path:
     async with opened(harness, tmp_path, tools={"echo": echo_tool()}) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
     (call,) = only(parts, "tool-call")
-    assert (call.invalid, call.dynamic) == (True, True)  # type: ignore[union-attr]
-    error = call.error  # type: ignore[union-attr]
+    assert (call.invalid, call.dynamic) == (True, True)
+    error = call.error
     assert isinstance(error, NoSuchToolError)
     assert error.tool_name == "ghost"
     assert error.available_tools == ["bash", "echo"]
@@ -368,7 +373,7 @@ async def test_tool_call_input_is_work_dir_stripped_for_consumers(tmp_path: Path
         session,
     ):
         work_dir = session.session_work_dir
-        agent.harness.turns.append(  # type: ignore[attr-defined]
+        scripted(agent).turns.append(
             [
                 tool_call(
                     "c1", "read", f'{{"file_path": "{work_dir}/src/a.py"}}', provider_executed=True
@@ -379,7 +384,7 @@ async def test_tool_call_input_is_work_dir_stripped_for_consumers(tmp_path: Path
         )
         _, parts = await stream_parts(agent, session=session, prompt="go")
     (call,) = only(parts, "tool-call")
-    assert call.input == {"file_path": "src/a.py"}  # type: ignore[union-attr]
+    assert call.input == {"file_path": "src/a.py"}
 
 
 # -- 2.3.4 / 2.3.5 tool-result vs tool-error ----------------------------------------------------
@@ -443,7 +448,7 @@ async def test_tool_error_keeps_dynamic_and_provider_metadata(tmp_path: Path) ->
         "dynamic": True,
         "providerMetadata": META,
     }
-    assert outcome.input is None  # type: ignore[union-attr]
+    assert outcome.input is None
 
 
 @pytest.mark.parametrize(
@@ -487,7 +492,7 @@ async def test_tool_result_strings_are_work_dir_stripped_at_any_depth(tmp_path: 
             "log": f"searched {wd}/src\nthen {wd}/lib",
             "count": 2,
         }
-        agent.harness.turns.append(  # type: ignore[attr-defined]
+        scripted(agent).turns.append(
             [
                 tool_call("c1", "grep", "{}", provider_executed=True),
                 tool_result("c1", "grep", result),
@@ -497,7 +502,7 @@ async def test_tool_result_strings_are_work_dir_stripped_at_any_depth(tmp_path: 
         )
         _, parts = await stream_parts(agent, session=session, prompt="go")
     (outcome,) = only(parts, "tool-result")
-    assert outcome.output == {  # type: ignore[union-attr]
+    assert outcome.output == {
         "matches": ["a.py:1", {"file": "b/c.py"}],
         "cwd": ".",
         "log": "searched src\nthen lib",
@@ -512,7 +517,7 @@ async def test_tool_result_strings_are_work_dir_stripped_at_any_depth(tmp_path: 
 async def test_file_change_becomes_a_dynamic_provider_executed_pair(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         wd = session.session_work_dir
-        agent.harness.turns.append(  # type: ignore[attr-defined]
+        scripted(agent).turns.append(
             [
                 {
                     "type": "file-change",
@@ -557,11 +562,11 @@ async def test_file_change_becomes_a_dynamic_provider_executed_pair(tmp_path: Pa
 async def test_file_change_of_the_work_dir_itself_reports_dot(tmp_path: Path) -> None:
     async with opened(ScriptedHarness(), tmp_path) as (agent, session):
         wd = session.session_work_dir
-        agent.harness.turns.append(  # type: ignore[attr-defined]
+        scripted(agent).turns.append(
             [{"type": "file-change", "event": "create", "path": wd}, finish_step(), finish()]
         )
         _, parts = await stream_parts(agent, session=session, prompt="go")
-    assert only(parts, "tool-call")[0].input == {"event": "create", "path": "."}  # type: ignore[union-attr]
+    assert only(parts, "tool-call")[0].input == {"event": "create", "path": "."}
 
 
 @pytest.mark.parametrize(
@@ -616,8 +621,8 @@ async def test_each_synthetic_pair_gets_a_fresh_id(tmp_path: Path) -> None:
     ]
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
-    call_ids = [p.tool_call_id for p in only(parts, "tool-call")]  # type: ignore[attr-defined]
-    result_ids = [p.tool_call_id for p in only(parts, "tool-result")]  # type: ignore[attr-defined]
+    call_ids = [p.tool_call_id for p in only(parts, "tool-call")]
+    result_ids = [p.tool_call_id for p in only(parts, "tool-result")]
     assert call_ids == result_ids
     assert len(set(call_ids)) == 3
 
@@ -637,7 +642,7 @@ async def test_synthetic_pairs_are_step_content_needing_a_finish_step(
     async with opened(ScriptedHarness([[content, finish()]]), tmp_path) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
     assert kinds(parts)[-1] == "error"
-    assert str(parts[-1].error) == UNCLOSED  # type: ignore[union-attr]
+    assert str(of_type(ConsumerErrorPart, parts[-1]).error) == UNCLOSED
 
 
 # -- 2.3.9 raw, 2.3.11 parts never forwarded ------------------------------------------------------
@@ -688,7 +693,7 @@ async def test_stream_start_finish_step_and_finish_are_never_forwarded_as_such(
         "finish",
     ]
     assert parts[1].to_wire() == {"type": "start-step", "request": {}, "warnings": []}
-    assert parts[5].response.model_id == "runtime-model"  # type: ignore[union-attr]
+    assert of_type(ConsumerFinishStepPart, parts[5]).response.model_id == "runtime-model"
 
 
 # -- 2.2.1 - 2.2.3 framing -----------------------------------------------------------------------
@@ -726,7 +731,7 @@ async def test_a_failed_turn_start_still_begins_with_start(tmp_path: Path) -> No
         result, parts = await stream_parts(agent, session=session, prompt="go")
         assert session.turn_state == "idle"
     assert kinds(parts) == ["start", "error"]
-    assert str(parts[-1].error) == "runtime is down"  # type: ignore[union-attr]
+    assert str(of_type(ConsumerErrorPart, parts[-1]).error) == "runtime is down"
     with pytest.raises(RuntimeError, match="runtime is down"):
         await result.text
 
@@ -808,7 +813,7 @@ async def test_unclosed_step_content_fails_the_turn(tmp_path: Path, script: list
     assert kinds(parts).count("error") == 1
     assert kinds(parts)[-1] == "error"
     assert "finish" not in kinds(parts)
-    assert str(parts[-1].error) == UNCLOSED  # type: ignore[union-attr]
+    assert str(of_type(ConsumerErrorPart, parts[-1]).error) == UNCLOSED
     with pytest.raises(Exception, match="unclosed step content"):
         await result.steps
 
@@ -835,11 +840,14 @@ async def test_response_ids_share_one_call_id_per_slice(tmp_path: Path) -> None:
         first = await agent.generate(session=session, prompt="one")
         second = await agent.generate(session=session, prompt="two")
     call_id = first.steps[0].call_id
-    assert [s.response.response.id for s in first.steps] == [f"{call_id}-0", f"{call_id}-1"]  # type: ignore[union-attr]
+    assert [of_type(ConsumerFinishStepPart, s.response).response.id for s in first.steps] == [
+        f"{call_id}-0",
+        f"{call_id}-1",
+    ]
     assert first.steps[1].call_id == call_id
     other = second.steps[0].call_id
     assert other != call_id
-    assert second.steps[0].response.response.id == f"{other}-0"  # type: ignore[union-attr]
+    assert of_type(ConsumerFinishStepPart, second.steps[0].response).response.id == f"{other}-0"
 
 
 @pytest.mark.requirement("STREAM-046")
@@ -854,9 +862,9 @@ async def test_adapter_ids_pass_through_unchanged(tmp_path: Path) -> None:
     harness = ScriptedHarness([script], builtin_tools={"bash": builtin(BASH_SCHEMA)})
     async with opened(harness, tmp_path) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
-    assert only(parts, "text-delta")[0].id == "weird id/1"  # type: ignore[union-attr]
-    assert only(parts, "tool-call")[0].tool_call_id == "call 42!"  # type: ignore[union-attr]
-    assert only(parts, "tool-result")[0].tool_call_id == "call 42!"  # type: ignore[union-attr]
+    assert only(parts, "text-delta")[0].id == "weird id/1"
+    assert only(parts, "tool-call")[0].tool_call_id == "call 42!"
+    assert only(parts, "tool-result")[0].tool_call_id == "call 42!"
 
 
 # -- 2.2.10 strip_work_dir / StreamingStripper ----------------------------------------------------
@@ -967,7 +975,7 @@ async def test_done_raising_appends_one_error_part(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([script]), tmp_path) as (agent, session):
         _, parts = await stream_parts(agent, session=session, prompt="go")
     assert kinds(parts)[-2:] == ["finish-step", "error"]
-    assert str(parts[-1].error) == "runtime crashed"  # type: ignore[union-attr]
+    assert str(of_type(ConsumerErrorPart, parts[-1]).error) == "runtime crashed"
 
 
 @pytest.mark.requirement("STREAM-049", "HOSTTOOL-005")

@@ -5,6 +5,9 @@ continue state they build (pending records, frozen turn settings, buffered parts
 completed results captured during suspension); validation of adapter-returned states;
 frozen turn settings on the same handle and on recreated sessions; steering and
 compaction.
+
+One idea: what each lifecycle call does to a session and the state it leaves behind;
+each call is checked on idle, unfinished and ended sessions, hence the length.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pydantic import BaseModel
 
 from harness_testkit.reference import AgentSession, HarnessAgent, StreamResult, tool
 from harness_testkit.spec import (
+    ConsumerErrorPart,
     ConsumerPart,
     ContinueTurnState,
     HarnessCapabilityUnsupportedError,
@@ -30,6 +34,7 @@ from harness_testkit.spec import (
     ResumeSessionState,
     Skill,
 )
+from tests.narrowing import of_type
 from tests.reference.scripted import (
     Hang,
     ScriptedHarness,
@@ -51,6 +56,7 @@ from tests.reference.test_agent_support import (
     make_agent,
     only,
     opened,
+    scripted,
     stream_parts,
     suspend,
     teardown,
@@ -90,7 +96,7 @@ def patch_suspend(harness: ScriptedHarness, **extra: Any) -> None:
         state = await original()
         return {**state.to_wire(), **extra}
 
-    session.do_suspend_turn = patched  # type: ignore[method-assign]
+    session.do_suspend_turn = patched  # type: ignore[method-assign]  # patch this instance only
 
 
 def after_suspend(harness: ScriptedHarness, hook: Callable[[], None]) -> None:
@@ -103,7 +109,7 @@ def after_suspend(harness: ScriptedHarness, hook: Callable[[], None]) -> None:
         hook()
         return state
 
-    session.do_suspend_turn = patched  # type: ignore[method-assign]
+    session.do_suspend_turn = patched  # type: ignore[method-assign]  # patch this instance only
 
 
 async def read_into(result: StreamResult, parts: list[ConsumerPart], stepped: anyio.Event) -> None:
@@ -206,7 +212,7 @@ async def test_ended_sessions_refuse_lifecycle_calls_except_destroy(
 ) -> None:
     async with opened(ScriptedHarness(), tmp_path) as (_, session):
         await getattr(session, ending)()
-        calls = list(session._agent.harness.recorder.calls)  # type: ignore[attr-defined]
+        calls = list(scripted(session._agent).recorder.calls)
         for method, verb in (
             ("detach", "detached"),
             ("stop", "stopped"),
@@ -217,7 +223,7 @@ async def test_ended_sessions_refuse_lifecycle_calls_except_destroy(
             assert str(caught.value) == f"Harness session s1 is not active and cannot be {verb}."
         await session.destroy()
         await session.destroy()
-        assert session._agent.harness.recorder.calls == calls  # type: ignore[attr-defined]
+        assert scripted(session._agent).recorder.calls == calls
 
 
 @requirement("LIFECYCLE-030", "LIFECYCLE-029")
@@ -239,7 +245,7 @@ async def test_destroy_ends_the_handle_first_and_swallows_errors(
                 if failing:
                     raise RuntimeError("runtime already gone")
 
-            session.do_destroy = do_destroy  # type: ignore[method-assign]
+            session.do_destroy = do_destroy  # type: ignore[method-assign]  # patch this instance only
             return session
 
     harness = Destroying()
@@ -255,7 +261,7 @@ async def test_destroy_ends_the_handle_first_and_swallows_errors(
                     provider.log.append(("destroy", "s1"))
                     raise RuntimeError("sandbox API down")
 
-                sandbox.destroy = broken_destroy  # type: ignore[method-assign]
+                sandbox.destroy = broken_destroy  # type: ignore[method-assign]  # patch this instance only
             await handles[0].destroy()
             await handles[0].destroy()
         assert statuses == ["destroyed"]
@@ -494,7 +500,7 @@ async def test_adapter_states_are_validated_with_the_lifecycle_schema(
 ) -> None:
     turn = [tool_call("c1", "pick", "{}"), WaitResult("c1")] if method == "suspend_turn" else []
     harness = ScriptedHarness([turn], state_data={"cursor": "7", "extra": True})
-    harness.lifecycle_state_schema = Cursor  # type: ignore[attr-defined]
+    harness.lifecycle_state_schema = Cursor  # type: ignore[attr-defined]  # optional member, this instance only
     async with opened(harness, tmp_path, tools={"pick": client_tool()}) as (agent, session):
         if turn:
             await agent.generate(session=session, prompt="go")
@@ -502,7 +508,7 @@ async def test_adapter_states_are_validated_with_the_lifecycle_schema(
     assert state.data == {"cursor": 7}
 
     broken = ScriptedHarness([turn], state_data={"cursor": "seven"})
-    broken.lifecycle_state_schema = Cursor  # type: ignore[attr-defined]
+    broken.lifecycle_state_schema = Cursor  # type: ignore[attr-defined]  # optional member, this instance only
     async with opened(broken, tmp_path / "b", tools={"pick": client_tool()}) as (agent, session):
         if turn:
             await agent.generate(session=session, prompt="go")
@@ -564,7 +570,7 @@ async def suspend_during_execution(
 ) -> tuple[ContinueTurnState, list[ConsumerPart]]:
     """Suspend while ``gate``'s execution runs; the tool finishes after do_suspend_turn."""
     parts: list[ConsumerPart] = []
-    after_suspend(agent.harness, gate.release.set)  # type: ignore[arg-type]
+    after_suspend(scripted(agent), gate.release.set)
     async with anyio.create_task_group() as group:
 
         async def read() -> None:
@@ -693,7 +699,7 @@ async def test_a_suspension_time_result_for_an_unknown_call_fails_the_slice(
         tool_approval={"deploy": "user-approval"},
     ) as (agent, session):
         _, first = await stream_parts(agent, session=session, prompt="go")
-        (approval_id,) = [p.approval_id for p in only(first, "tool-approval-request")]  # type: ignore[attr-defined]
+        (approval_id,) = [p.approval_id for p in only(first, "tool-approval-request")]
         # The approved execution runs in the continuation slice, whose record is already
         # consumed and whose call was seen in the earlier slice.
         result = await agent.continue_stream(
@@ -701,7 +707,7 @@ async def test_a_suspension_time_result_for_an_unknown_call_fails_the_slice(
         )
         _, parts = await suspend_during_execution(agent, session, gate, result)
     assert kinds(parts)[-1] == "error"
-    assert str(parts[-1].error) == "Unknown suspended tool call 'c1'."  # type: ignore[union-attr]
+    assert str(of_type(ConsumerErrorPart, parts[-1]).error) == "Unknown suspended tool call 'c1'."
     assert harness.recorder.results == []
 
 
@@ -786,7 +792,7 @@ async def test_a_same_handle_continuation_reuses_the_captured_settings(tmp_path:
     assert [spec.name for spec in options.tools] == ["pick", "ping"]
     assert seen == ["frozen-context"]
     assert harness.recorder.results[-1] == {"tool_call_id": "c2", "output": "pong"}
-    assert only(parts, "tool-call")[0].invalid is None  # type: ignore[union-attr]
+    assert only(parts, "tool-call")[0].invalid is None
 
 
 def _recreated_script() -> list[Any]:
@@ -846,7 +852,7 @@ async def test_a_recreated_session_continues_with_the_persisted_settings(
         await teardown(session)
     assert list(harness.recorder.starts[-1].skills) == [SKILL_B], "session skills: current agent"
     (options,) = harness.recorder.continues
-    calls = {p.tool_call_id: p for p in only(parts, "tool-call")}  # type: ignore[attr-defined]
+    calls = {p.tool_call_id: p for p in only(parts, "tool-call")}
     assert calls["c3"].invalid is None, "validated against the current merged set"
     results = {r["tool_call_id"]: r["output"] for r in harness.recorder.results}
     assert results["c2"] == {"echoed": {"a": 1}}
@@ -902,7 +908,7 @@ async def test_agent_level_steering_delegates_to_the_session(tmp_path: Path) -> 
         abort = anyio.Event()
         result = await agent.stream(session=session, prompt="go", abort=abort)
         try:
-            await agent.experimental_steer(session, "also check the tests")  # type: ignore[attr-defined]
+            await agent.experimental_steer(session, "also check the tests")
         finally:
             abort.set()
             await drain(result)

@@ -4,6 +4,9 @@
 session, embedded local default), the work dir, ``on_session`` ordering, cleanup after
 failures, what ``do_start`` receives, the turn state machine and its messages, and the
 bootstrap recipe on every acquisition.
+
+One idea: everything ``create_session`` does before the first turn, in the order the
+notes give it; each step has its own failure and cleanup cases, hence the length.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pytest
 from harness_testkit.reference import HarnessAgent, LocalSandboxProvider, SandboxConfig, tool
 from harness_testkit.reference._sandbox_setup import apply_bootstrap_recipe
 from harness_testkit.spec import (
+    Bootstrap,
     HarnessCapabilityUnsupportedError,
     HarnessSessionStateError,
     HarnessUsageError,
@@ -29,6 +33,7 @@ from harness_testkit.spec import (
     RunResult,
     sandbox_bootstrap_identity,
 )
+from tests.narrowing import of_type
 from tests.reference.scripted import Hang, ScriptedHarness, WaitResult, finish, text_step, tool_call
 from tests.reference.test_agent_support import (
     LIMIT,
@@ -183,12 +188,11 @@ async def test_caller_sandbox_session_wins_and_is_never_stopped(tmp_path: Path, 
         provider = RecordingProvider(tmp_path / "rec")
         tracked = Tracked(caller, provider.log)
         harness = ScriptedHarness([[*text_step("hi"), finish()]])
-        settings = {"sandbox_session": tracked} if where == "agent" else {}
+        settings: dict[str, Any] = {"sandbox_session": tracked} if where == "agent" else {}
         agent = HarnessAgent(harness=harness, sandbox=provider, **settings)
+        call: dict[str, Any] = {"sandbox_session": tracked} if where == "call" else {}
         with anyio.fail_after(LIMIT):
-            session = await agent.create_session(
-                session_id="s1", **({"sandbox_session": tracked} if where == "call" else {})
-            )
+            session = await agent.create_session(session_id="s1", **call)
             assert session.sandbox_session is tracked
             assert harness.recorder.starts[0].sandbox_session is tracked
             await agent.generate(session=session, prompt="go")
@@ -274,7 +278,9 @@ async def test_resume_fetches_the_recipe_then_resumes_and_reapplies_it(tmp_path:
         assert provider.calls("create") == []
         marker_reads = [e for e in provider.log if e[:2] == ("restricted", "read")]
         assert len(marker_reads) == 1
-        assert marker_reads[0][2].endswith(f".bootstrap-{harness.recipe.identity()}.ok")  # type: ignore[union-attr]
+        assert marker_reads[0][2].endswith(
+            f".bootstrap-{of_type(Bootstrap, harness.recipe).identity()}.ok"
+        )
         assert not [e for e in provider.log if e[1:2] == ("write",)]
         assert bootstraps == [bootstraps[0]], "on_bootstrap never runs on resume"
     finally:
@@ -360,7 +366,7 @@ async def test_caller_session_cwd_comes_from_pwd_and_gets_the_recipe(
     sandbox.cwd = cwd
     harness = LoggingHarness([[*text_step("x"), finish()]]).with_recipe(recipe())
     config = SandboxConfig(on_bootstrap=on_bootstrap, bootstrap_hash="h1")
-    agent = HarnessAgent(harness=harness, sandbox_session=sandbox, sandbox_config=config)  # type: ignore[arg-type]
+    agent = HarnessAgent(harness=harness, sandbox_session=sandbox, sandbox_config=config)
     with anyio.fail_after(LIMIT):
         session = await agent.create_session(session_id="s1")
         await session.destroy()
@@ -399,7 +405,7 @@ async def test_caller_session_default_working_directory_is_used_without_pwd(
 )
 async def test_unusable_pwd_fails_session_creation(tmp_path: Path, pwd: RunResult) -> None:
     harness = ScriptedHarness()
-    agent = HarnessAgent(harness=harness, sandbox_session=MemorySandbox(pwd=pwd))  # type: ignore[arg-type]
+    agent = HarnessAgent(harness=harness, sandbox_session=MemorySandbox(pwd=pwd))
     with pytest.raises(Exception, match="pwd"):
         await agent.create_session(session_id="s1")
     assert harness.recorder.starts == []
@@ -425,10 +431,9 @@ async def test_work_dir_then_on_session_then_do_start(tmp_path: Path, resumed: b
     try:
         state = await _fresh_then_stopped(agent) if resumed else None
         harness.log.clear()
+        resume: dict[str, Any] = {"resume_from": state} if resumed else {}
         with anyio.fail_after(LIMIT):
-            session = await agent.create_session(
-                session_id="s1", **({"resume_from": state} if resumed else {})
-            )
+            session = await agent.create_session(session_id="s1", **resume)
         work_dir = session.session_work_dir
         await session.destroy()
         cwd = provider.sessions[-1].default_working_directory
@@ -451,7 +456,9 @@ async def test_session_work_dir_joins_the_cwd_and_the_normalized_setting(
     harness = ScriptedHarness()
     config = SandboxConfig(work_dir=setting) if setting is not None else None
     async with opened(harness, tmp_path, session_id="s7", sandbox_config=config) as (_, session):
-        cwd = session.sandbox_session.default_working_directory  # type: ignore[attr-defined]
+        sandbox = session.sandbox_session
+        assert isinstance(sandbox, NetworkSandboxSession)
+        cwd = sandbox.default_working_directory
         assert session.session_work_dir == f"{cwd}/{suffix}"
         assert await anyio.Path(session.session_work_dir).is_dir()
     assert harness.recorder.starts[0].session_work_dir == f"{cwd}/{suffix}"
@@ -462,7 +469,7 @@ async def test_work_dir_creation_failure_names_dir_exit_and_output(tmp_path: Pat
     failing = RunResult(exit_code=3, stdout="", stderr="read-only file system")
     sandbox = MemorySandbox(exits={"mkdir": failing})
     harness = ScriptedHarness()
-    agent = HarnessAgent(harness=harness, sandbox_session=sandbox)  # type: ignore[arg-type]
+    agent = HarnessAgent(harness=harness, sandbox_session=sandbox)
     with pytest.raises(RuntimeError) as caught:
         await agent.create_session(session_id="s1")
     assert str(caught.value) == (
@@ -503,7 +510,7 @@ async def test_failure_never_stops_a_caller_owned_sandbox(tmp_path: Path) -> Non
     sandbox = MemorySandbox()
     harness = ScriptedHarness()
     harness.start_error = RuntimeError("runtime down")
-    agent = HarnessAgent(harness=harness, sandbox_session=sandbox)  # type: ignore[arg-type]
+    agent = HarnessAgent(harness=harness, sandbox_session=sandbox)
     with pytest.raises(RuntimeError, match="runtime down"):
         await agent.create_session(session_id="s1")
     assert not hasattr(sandbox, "stop")
@@ -701,7 +708,8 @@ async def test_turn_state_runs_then_returns_to_idle_for_each_sequential_turn(
             await drain(result)
             assert await result.text == f"t{n}"
             assert session.turn_state == "idle"
-            assert session.pending_tool_approvals == session.pending_tool_results == []
+            assert session.pending_tool_approvals == []
+            assert session.pending_tool_results == []
     assert session.status == "destroyed"
 
 
@@ -870,7 +878,7 @@ async def test_recreated_session_tool_context(
         session = await agent.create_session(session_id="s1")
         _, parts = await stream_parts(agent, session=session, prompt="go")
         state = await suspend(session)
-    (approval_id,) = [p.approval_id for p in only(parts, "tool-approval-request")]  # type: ignore[attr-defined]
+    (approval_id,) = [p.approval_id for p in only(parts, "tool-approval-request")]
     assert "TOPSECRET" not in str(state.to_wire())
     extra = {"tools_context": rebound} if rebound is not None else {}
     with anyio.fail_after(LIMIT):
@@ -967,7 +975,7 @@ async def test_existing_marker_means_nothing_is_written_or_run(content: str) -> 
     the_recipe = recipe("mock", "npm install")
     marker = f"/work/.harness/mock/.bootstrap-{the_recipe.identity()}.ok"
     sandbox.files[marker] = content
-    await apply_bootstrap_recipe(sandbox, the_recipe, "/work")  # type: ignore[arg-type]
+    await apply_bootstrap_recipe(sandbox, the_recipe, "/work")
     assert sandbox.log == [("read", marker)]
 
 
@@ -976,7 +984,7 @@ async def test_bootstrap_directory_failure(tmp_path: Path) -> None:
     failing = RunResult(exit_code=2, stdout="out", stderr="")
     sandbox = MemorySandbox(exits={'mkdir -p "$BOOTSTRAP_DIR"': failing})
     with pytest.raises(RuntimeError) as caught:
-        await apply_bootstrap_recipe(sandbox, recipe("mock", "true"), "/work")  # type: ignore[arg-type]
+        await apply_bootstrap_recipe(sandbox, recipe("mock", "true"), "/work")
     assert str(caught.value) == (
         "Failed to create bootstrap directory for harness 'mock' (exit 2): /work/.harness/mock\nout"
     )
@@ -990,7 +998,7 @@ async def test_bootstrap_directory_failure(tmp_path: Path) -> None:
 async def test_recipe_commands_run_in_order_and_the_marker_comes_last() -> None:
     sandbox = MemorySandbox()
     the_recipe = recipe("mock", "first", "second")
-    await apply_bootstrap_recipe(sandbox, the_recipe, "/work")  # type: ignore[arg-type]
+    await apply_bootstrap_recipe(sandbox, the_recipe, "/work")
     marker = f"/work/.harness/mock/.bootstrap-{the_recipe.identity()}.ok"
     steps = [(e[0], e[1]) for e in sandbox.log if e[0] in ("run", "write")]
     assert steps == [
@@ -1010,7 +1018,7 @@ async def test_a_failing_recipe_command_stops_before_the_marker() -> None:
     sandbox = MemorySandbox(exits={"second": failing})
     the_recipe = recipe("mock", "first", "second", "third")
     with pytest.raises(RuntimeError) as caught:
-        await apply_bootstrap_recipe(sandbox, the_recipe, "/work")  # type: ignore[arg-type]
+        await apply_bootstrap_recipe(sandbox, the_recipe, "/work")
     assert (
         str(caught.value)
         == "Bootstrap command failed for harness 'mock' (exit 7): second\nnpm ERR!"
@@ -1030,7 +1038,7 @@ async def test_recipe_applies_to_a_provided_session_without_on_bootstrap(tmp_pat
     harness = LoggingHarness().with_recipe(recipe())
     agent = HarnessAgent(
         harness=harness,
-        sandbox_session=sandbox,  # type: ignore[arg-type]
+        sandbox_session=sandbox,
         sandbox_config=SandboxConfig(on_bootstrap=on_bootstrap, bootstrap_hash="h"),
     )
     with anyio.fail_after(LIMIT):

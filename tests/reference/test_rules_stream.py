@@ -120,14 +120,14 @@ class EagerHarness(ScriptedHarness):
         session = await super().do_start(options)
         original = session.do_prompt_turn
 
-        async def do_prompt_turn(turn: PromptTurnOptions) -> Any:
-            turn.emit({"type": "text-start", "id": "early"})
-            turn.emit(TextDeltaPart(id="early", delta="first "))
-            control = await original(turn)
-            self.saved_emit = turn.emit
+        async def do_prompt_turn(options: PromptTurnOptions) -> Any:
+            options.emit({"type": "text-start", "id": "early"})
+            options.emit(TextDeltaPart(id="early", delta="first "))
+            control = await original(options)
+            self.saved_emit = options.emit
             return control
 
-        session.do_prompt_turn = do_prompt_turn  # type: ignore[method-assign]
+        session.do_prompt_turn = do_prompt_turn  # type: ignore[method-assign]  # patch this instance only
         return session
 
 
@@ -164,8 +164,8 @@ async def test_submissions_use_the_prompt_control_the_adapter_returned(tmp_path:
             session = await super().do_start(options)
             original = session.do_prompt_turn
 
-            async def do_prompt_turn(turn: PromptTurnOptions) -> Any:
-                control = await original(turn)
+            async def do_prompt_turn(options: PromptTurnOptions) -> Any:
+                control = await original(options)
                 returned.append(control)
                 submit = control.submit_tool_result
 
@@ -173,10 +173,10 @@ async def test_submissions_use_the_prompt_control_the_adapter_returned(tmp_path:
                     used.append(control)
                     await submit(*args, **kwargs)
 
-                control.submit_tool_result = watched
+                control.submit_tool_result = watched  # type: ignore[method-assign]  # patch this instance only
                 return control
 
-            session.do_prompt_turn = do_prompt_turn  # type: ignore[method-assign]
+            session.do_prompt_turn = do_prompt_turn  # type: ignore[method-assign]  # patch this instance only
             return session
 
     script = [
@@ -335,13 +335,13 @@ async def test_the_agent_mints_ids_for_its_own_parts_and_one_call_id_per_slice(
         await session.destroy()
     minted = ids.minted[1:]
     requests = only(parts, "tool-approval-request")
-    assert {p.approval_id for p in requests} <= set(minted)  # type: ignore[attr-defined]
-    synthetic = [p.tool_call_id for p in only(parts, "tool-call")][2:]  # type: ignore[attr-defined]
+    assert {p.approval_id for p in requests} <= set(minted)
+    synthetic = [p.tool_call_id for p in only(parts, "tool-call")][2:]
     assert [s.split("-")[-1] for s in synthetic] == [
         m for m in minted if any(m in s for s in synthetic)
     ]
     steps = [p for p in parts if p.type == "finish-step"]
-    call_ids = {p.response.id.rsplit("-", 1)[0] for p in steps}  # type: ignore[attr-defined]
+    call_ids = {p.response.id.rsplit("-", 1)[0] for p in steps}
     assert len(call_ids) == 1
     assert call_ids <= set(minted)
 
@@ -377,12 +377,12 @@ async def test_mcp_calls_run_in_the_runtime_and_surface_as_valid_dynamic_calls(
         assert session.turn_state == "idle"
         assert session.pending_tool_results == []
         assert await result.text == "found"
-    (call,) = [p for p in only(parts, "tool-call") if p.tool_call_id == "m1"]  # type: ignore[attr-defined]
-    assert call.tool_name == "mcp__docs__search"  # type: ignore[attr-defined]
-    assert call.provider_executed is True  # type: ignore[attr-defined]
-    assert call.invalid is None  # type: ignore[attr-defined]
-    (outcome,) = [p for p in only(parts, "tool-result") if p.tool_call_id == "m1"]  # type: ignore[attr-defined]
-    assert outcome.output == {"hits": ["README.md"]}  # type: ignore[attr-defined]
+    (call,) = [p for p in only(parts, "tool-call") if p.tool_call_id == "m1"]
+    assert call.tool_name == "mcp__docs__search"
+    assert call.provider_executed is True
+    assert call.invalid is None
+    (outcome,) = [p for p in only(parts, "tool-result") if p.tool_call_id == "m1"]
+    assert outcome.output == {"hits": ["README.md"]}
 
 
 @requirement("TOOLSPEC-018")
@@ -519,9 +519,9 @@ async def test_reasoning_accessors_of_both_results(tmp_path: Path) -> None:
     async with opened(ScriptedHarness([script, script]), tmp_path) as (agent, session):
         generated = await agent.generate(session=session, prompt="go")
         streamed, _ = await stream_parts(agent, session=session, prompt="again")
-    assert [part["text"] for part in generated.reasoning] == ["hm"]  # type: ignore[attr-defined]
-    assert await streamed.reasoning == []  # type: ignore[attr-defined]
-    assert await streamed.reasoning_text is None  # type: ignore[attr-defined]
+    assert [part["text"] for part in generated.reasoning] == ["hm"]
+    assert await streamed.reasoning == []
+    assert await streamed.reasoning_text is None
 
 
 @requirement("RESULT-016")
@@ -561,10 +561,10 @@ async def test_a_failing_do_continue_turn_settles_as_an_error_part(tmp_path: Pat
         async def do_start(self, options: Any) -> ScriptedSession:
             session = await super().do_start(options)
 
-            async def do_continue_turn(turn: Any) -> Any:
+            async def do_continue_turn(options: Any) -> Any:
                 raise RuntimeError("runtime lost the turn")
 
-            session.do_continue_turn = do_continue_turn  # type: ignore[method-assign]
+            session.do_continue_turn = do_continue_turn  # type: ignore[method-assign]  # patch this instance only
             return session
 
     script = [tool_call("c1", "pick", "{}"), WaitResult("c1")]
@@ -600,14 +600,14 @@ async def test_an_approved_continuation_outcome_is_work_dir_stripped(tmp_path: P
     ) as (agent, session):
         where["wd"] = session.session_work_dir
         _, first = await stream_parts(agent, session=session, prompt="go")
-        (approval_id,) = [p.approval_id for p in only(first, "tool-approval-request")]  # type: ignore[attr-defined]
+        (approval_id,) = [p.approval_id for p in only(first, "tool-approval-request")]
         _, parts = await continue_parts(
             agent,
             session=session,
             tool_approval_continuations=[approval_response(approval_id, True)],
         )
     (outcome,) = only(parts, "tool-result")
-    assert outcome.output == {"wrote": "out/report.md"}  # type: ignore[attr-defined]
+    assert outcome.output == {"wrote": "out/report.md"}
     assert harness.recorder.results[0]["output"] == {"wrote": f"{where['wd']}/out/report.md"}
 
 
@@ -637,7 +637,7 @@ async def test_unimplemented_result_features_say_so(tmp_path: Path) -> None:
     ):
         result, _ = await stream_parts(agent, session=session, prompt="go")
         with pytest.raises(Exception, match="not implemented yet") as caught:
-            result.partial_output_stream  # type: ignore[attr-defined]  # noqa: B018
+            result.partial_output_stream  # noqa: B018
     assert str(caught.value) == (
         "HarnessAgent: partialOutputStream is not implemented yet. "
         "Track the foundation review for follow-up."

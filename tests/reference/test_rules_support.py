@@ -22,6 +22,7 @@ from harness_testkit.spec import (
     Bootstrap,
     BootstrapCommand,
     BootstrapFile,
+    NetworkSandboxSession,
     PortEndpoint,
     RunResult,
     SandboxProcess,
@@ -70,37 +71,38 @@ class _Restricted:
 class Tracked(_Restricted):
     """A provider session whose lifecycle calls and commands are logged."""
 
-    def __init__(self, inner: Any, log: Log, *, fail_stop: bool = False) -> None:
+    def __init__(self, inner: NetworkSandboxSession, log: Log, *, fail_stop: bool = False) -> None:
         super().__init__(inner, log, tag="full")
+        self._full = inner
         self._fail_stop = fail_stop
 
     @property
     def id(self) -> str:
-        return str(self._inner.id)
+        return str(self._full.id)
 
     @property
     def default_working_directory(self) -> str:
-        return str(self._inner.default_working_directory)
+        return str(self._full.default_working_directory)
 
     @property
     def ports(self) -> Sequence[int]:
-        return list(self._inner.ports)
+        return list(self._full.ports)
 
     async def get_port_endpoint(self, port: int, protocol: Any = None) -> PortEndpoint:
-        return await self._inner.get_port_endpoint(port, protocol)  # type: ignore[no-any-return]
+        return await self._full.get_port_endpoint(port, protocol)
 
     async def stop(self) -> None:
         self._log.append(("stop", self.id))
-        await self._inner.stop()
+        await self._full.stop()
         if self._fail_stop:
             raise RuntimeError("stop failed too")
 
     async def destroy(self) -> None:
         self._log.append(("destroy", self.id))
-        await self._inner.destroy()
+        await self._full.destroy()
 
     def restricted(self) -> SandboxSession:
-        return _Restricted(self._inner.restricted(), self._log)
+        return _Restricted(self._full.restricted(), self._log)
 
 
 class RecordingProvider:
@@ -152,7 +154,7 @@ class RecordingProvider:
         """Destroy every session the provider handed out (test teardown)."""
         for session in self.sessions:
             try:
-                await session._inner.destroy()
+                await session._full.destroy()
             except Exception:  # already destroyed
                 pass
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness_testkit.reference import Tool, tool
 from harness_testkit.reference import _tool as tool_module
-from harness_testkit.reference import tool
 from harness_testkit.reference._tool import parse_tool_call_input, validate_json_schema
 from harness_testkit.spec import BuiltinTool
 
@@ -47,7 +47,7 @@ def test_a_tools_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(jsonschema.Draft202012Validator, "check_schema", counting)
     bash = BuiltinTool(input_schema=dict(SCHEMA), common_name="bash", native_name="Bash")
     host = tool(input_schema=dict(SCHEMA))
-    tools = {"bash": bash, "host": host}
+    tools: dict[str, Tool | BuiltinTool] = {"bash": bash, "host": host}
     for index in range(5):
         for name in tools:
             parsed = parse_tool_call_input(

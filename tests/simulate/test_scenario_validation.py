@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from harness_testkit._cli import cli
-from harness_testkit.fake_harness import Script
+from harness_testkit.fake_harness import Script, TextAction
 from harness_testkit.simulate import ScenarioError, load_scenario
+from tests.narrowing import of_type
 
 from .support import write_scenario
 
@@ -46,7 +47,7 @@ def test_yaml_1_2_keeps_yes_a_string(tmp_path: Path) -> None:
     loaded = load_scenario(_scenario(tmp_path))
     assert loaded.scenario.agent.tools["ask"].output == "yes"
     script = Script.from_yaml("turns: [{steps: [{actions: [{text: yes}]}]}]")
-    assert script.turns[0].steps[0].actions[0].text == "yes"  # type: ignore[union-attr]
+    assert of_type(TextAction, script.turns[0].steps[0].actions[0]).text == "yes"
 
 
 def test_an_unknown_builtin_is_reported_with_its_line(tmp_path: Path) -> None:

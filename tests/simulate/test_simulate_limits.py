@@ -81,7 +81,7 @@ def test_sessions_are_produced_by_concurrency_workers(
 
     def init(self: _runner._SessionRun, *args: object, **kwargs: object) -> None:
         tasks_at_start.append(len(anyio_tasks()))
-        original_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        original_init(self, *args, **kwargs)  # type: ignore[arg-type]  # passed through as given
 
     def anyio_tasks() -> list[object]:
         import asyncio

@@ -136,7 +136,7 @@ def test_the_mutant_wrappers_alone_change_nothing(profile: str) -> None:
         return MutantAdapter(FakeHarness(profile=profile))
 
     wrapped = AdapterTarget(
-        factory=factory,  # type: ignore[arg-type]
+        factory=factory,  # type: ignore[arg-type]  # mutants type specification_version as str
         capabilities=reference_target(profile).capabilities,
         name=f"wrapped:{profile}",
         expectations=reference_target(profile).expectations,

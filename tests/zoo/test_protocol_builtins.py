@@ -44,7 +44,7 @@ class LocalBuiltinTool:
 
 def _own_classes(adapter: MutantAdapter) -> Mapping[str, BuiltinTool]:
     return {
-        key: LocalBuiltinTool(**tool.model_dump())  # type: ignore[misc]
+        key: LocalBuiltinTool(**tool.model_dump())  # type: ignore[misc]  # deliberately not BuiltinTool
         for key, tool in adapter.fake.builtin_tools.items()
     }
 
@@ -63,7 +63,7 @@ def test_builtins_of_the_adapters_own_class_change_no_verdict() -> None:
 
     reference = reference_target("claude-code")
     target = AdapterTarget(
-        factory=factory,  # type: ignore[arg-type]
+        factory=factory,  # type: ignore[arg-type]  # mutants type specification_version as str
         capabilities=reference.capabilities,
         name="own-builtin-classes",
         expectations=reference.expectations,

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from harness_testkit._cli import cli
 from harness_testkit.conformance import CheckResult, Report
+from harness_testkit.conformance._report import Status
 from harness_testkit.conformance._zoo.catalog import get_mutant, mutants
 from harness_testkit.conformance._zoo.selftest import (
     judge,
@@ -38,7 +39,7 @@ def _report(*results: CheckResult) -> Report:
 
 
 def _result(
-    check_id: str, status: str, requirements: tuple[str, ...], failed: str | None
+    check_id: str, status: Status, requirements: tuple[str, ...], failed: str | None
 ) -> CheckResult:
     return CheckResult(
         check_id=check_id,
@@ -47,7 +48,7 @@ def _result(
         requirements=requirements,
         level="MUST",
         areas=("STREAM",),
-        status=status,  # type: ignore[arg-type]
+        status=status,
         failed_requirement=failed,
     )
 
