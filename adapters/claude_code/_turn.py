@@ -625,6 +625,12 @@ class ClaudeCodeTurn:
         if call.announced:
             return
         call.announced = True
+        if self.rerun and call.surface == "host" and call.tool_use_id in self.results:
+            # A rerun repeats the step, but a host call answered before the suspension is
+            # not asked again (the agent would execute it twice); its handler is answered
+            # from the stored result and the result is echoed as usual.
+            call.input_parts.clear()
+            return
         part: dict[str, Any] = {
             "type": "tool-call",
             "toolCallId": call.tool_use_id,
