@@ -56,12 +56,6 @@ KNOWN_DEVIATIONS = Expectations(
             "cannot cause such a change, and Claude Code emits no file-change parts "
             "(capability matrix 3.1), so the scripted model leaves them out"
         ),
-        "scripted.time-slices": (
-            "open, not a runtime property: some generated scripts (a turn whose steps mix "
-            "MCP or host calls with left-out file changes) do not finish within "
-            "turn_timeout when run as workflow time slices; not yet diagnosed (the "
-            "uninterrupted runs of scripted.continuations pass)"
-        ),
         "scripted.runtime-crash": (
             "the check scripts a runtime crash as a fault at a stream position; the real "
             "CLI's faults cannot be caused from its model endpoint, which only answers "

@@ -16,12 +16,14 @@ import anyio
 from harness_testkit.fake_harness import (
     BuiltinCallAction,
     DelayAction,
+    ErrorAction,
     FileMutationAction,
     HostToolCallAction,
     McpCallAction,
     RawAction,
     Script,
     ScriptStep,
+    TextAction,
     WaitForUserMessageAction,
 )
 
@@ -34,6 +36,24 @@ __all__ = ["ScriptedEndpoint"]
 
 
 _CALLS = (BuiltinCallAction, HostToolCallAction, McpCallAction)
+#: Actions whose reply the CLI counts as output (a reply without any is retried).
+_VISIBLE = (*_CALLS, TextAction, ErrorAction)
+
+
+def _answers_retry(steps: list[ScriptStep]) -> bool:
+    """Whether the CLI asks once more after the turn's last step.
+
+    The CLI answers a reply with no visible output (no text, no tool call: empty,
+    reasoning or delays only) with one retry ("Your previous response had no visible
+    output"), and ends the turn when the retry gets no visible output either. A turn
+    ending in an odd run of such replies therefore makes one more request.
+    """
+    run = 0
+    for step in reversed(steps):
+        if any(isinstance(action, _VISIBLE) for action in step.actions):
+            break
+        run += 1
+    return run % 2 == 1
 
 
 def _runtime_script(script: Script) -> Script:
@@ -41,7 +61,9 @@ def _runtime_script(script: Script) -> Script:
 
     A wait for a mid-turn user message is a model that keeps working (Claude Code here
     takes no mid-turn messages), so it becomes a delay of its timeout (an hour without
-    one) while the response streams. ``raw`` parts and opaque file changes are events of
+    one) while the response streams. A turn's last step that calls tools gets an empty
+    closing reply, and a retry of a last reply without output gets one too (see
+    :func:`_answers_retry`). ``raw`` parts and opaque file changes are events of
     the fake runtime itself that no model reply can cause in the real CLI, so the
     scripted model leaves them out (checks that need them fail, as declared).
     """
@@ -61,6 +83,10 @@ def _runtime_script(script: Script) -> Script:
         if steps and any(isinstance(a, _CALLS) for a in steps[-1].actions):
             # The fake runtime ends a turn after its last step; the CLI sends the last
             # step's tool results back to the model, which then has to end the turn.
+            steps.append(ScriptStep())
+        if _answers_retry(steps):
+            # The CLI's retry of an empty last reply gets an empty reply too (else it
+            # would take the next turn's first reply, or repeat the script).
             steps.append(ScriptStep())
         turns.append(turn.model_copy(update={"steps": steps}))
     return script.model_copy(update={"turns": turns})
