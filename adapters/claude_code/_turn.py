@@ -1,12 +1,11 @@
-"""One Claude Code turn: the CLI process, its messages as harness-v1 parts, host input.
+"""One Claude Code turn: the CLI process, host input, and the turn's control.
 
 A turn runs one Claude Code CLI process (through ``claude-agent-sdk``) inside the
-``done()`` of its current prompt control. Partial messages become text, reasoning and
-tool-input deltas; each model response ends its step at the next response (or at the
-result), after the tool results it caused. Approvals go through ``can_use_tool`` (a
-``PreToolUse`` hook forces the prompt for gated calls, and lets every other call
-through, because ``bypassPermissions`` is refused when the CLI runs as root); host tools
-are the tools of an in-process MCP server whose handlers wait for ``submit_tool_result``.
+``done()`` of its current prompt control; ``_parts.TurnParts`` turns the CLI's messages
+into harness-v1 parts. Approvals go through ``can_use_tool`` (a ``PreToolUse`` hook
+forces the prompt for gated calls, and lets every other call through, because
+``bypassPermissions`` is refused when the CLI runs as root); host tools are the tools of
+an in-process MCP server whose handlers wait for ``submit_tool_result``.
 
 The CLI process must outlive the ``done()`` call that started it (the agent cancels
 ``done()`` when a turn pauses for host input, then continues with a new control), so it
