@@ -130,6 +130,9 @@ class ScriptedEndpoint:
             tool_names=_native_names(),
             host_tool_name=lambda name: f"mcp__{HOST_SERVER}__{name}",
             workdir=work_dir,
+            # The CLI resolves relative paths against its working directory (the session
+            # work dir), so the model's inputs stay the script's (ADAPTER-057).
+            absolute_paths=False,
         )
         endpoint = ModelEndpoint(_from_reply(converted, offset))
         await anyio.to_thread.run_sync(endpoint.start)
