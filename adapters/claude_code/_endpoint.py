@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["ScriptedEndpoint"]
 
 
+#: The endpoint's longest pause (seconds): a wait without a timeout becomes this delay.
+_LONGEST_PAUSE = 600.0
 _CALLS = (BuiltinCallAction, HostToolCallAction, McpCallAction)
 #: Actions whose reply the CLI counts as output (a reply without any is retried).
 _VISIBLE = (*_CALLS, TextAction, ErrorAction)
@@ -60,19 +62,24 @@ def _runtime_script(script: Script) -> Script:
     """``script`` as this runtime can live it.
 
     A wait for a mid-turn user message is a model that keeps working (Claude Code here
-    takes no mid-turn messages), so it becomes a delay of its timeout (an hour without
-    one) while the response streams. A turn's last step that calls tools gets an empty
-    closing reply, and a retry of a last reply without output gets one too (see
-    :func:`_answers_retry`). ``raw`` parts and opaque file changes are events of
-    the fake runtime itself that no model reply can cause in the real CLI, so the
-    scripted model leaves them out (checks that need them fail, as declared).
+    takes no mid-turn messages), so it becomes a delay of its timeout (at most the
+    endpoint's longest pause, 600 s) while the response streams. A turn's last step that
+    calls tools gets an empty closing reply, and a retry of a last reply without output
+    gets one too (see :func:`_answers_retry`). ``raw`` parts, opaque file changes and
+    faults (crashes, hangs, malformed parts at stream positions) are events of the fake
+    runtime itself that no model reply can cause in the real CLI, so the scripted model
+    leaves them out (checks that need them fail, as declared).
     """
     turns = []
     for turn in script.turns:
         steps = []
         for step in turn.steps:
             actions = [
-                DelayAction(seconds=action.timeout if action.timeout is not None else 3600.0)
+                DelayAction(
+                    seconds=_LONGEST_PAUSE
+                    if action.timeout is None
+                    else min(action.timeout, _LONGEST_PAUSE)
+                )
                 if isinstance(action, WaitForUserMessageAction)
                 else action
                 for action in step.actions
@@ -88,8 +95,8 @@ def _runtime_script(script: Script) -> Script:
             # The CLI's retry of an empty last reply gets an empty reply too (else it
             # would take the next turn's first reply, or repeat the script).
             steps.append(ScriptStep())
-        turns.append(turn.model_copy(update={"steps": steps}))
-    return script.model_copy(update={"turns": turns})
+        turns.append(turn.model_copy(update={"steps": steps, "faults": []}))
+    return script.model_copy(update={"turns": turns, "faults": []})
 
 
 def _native_names() -> dict[str, str]:
