@@ -83,11 +83,13 @@ class _Converter:
         time_scale: float,
         unsupported: Literal["error", "skip"],
         error_status: int,
+        absolute_paths: bool = True,
     ) -> None:
         self.tool_names = tool_names
         self.host_tool_name = host_tool_name
         self.mcp_tool_name = mcp_tool_name
         self.workdir = workdir
+        self.absolute_paths = absolute_paths
         self.time_scale = time_scale
         self.unsupported = unsupported
         self.error_status = error_status
@@ -118,9 +120,9 @@ class _Converter:
         self, name: str, input_: dict[str, JSONValue], call_id: str | None, builtin: bool = False
     ) -> ToolCallBlock:
         filled = {key: self.fill(value) for key, value in input_.items()}
-        if builtin and self.workdir:
-            # The kit resolves a built-in's relative paths against the work dir; real
-            # runtimes (Claude Code's Read/Write/Edit) want them absolute.
+        if builtin and self.workdir and self.absolute_paths:
+            # The kit resolves a built-in's relative paths against the work dir; runtimes
+            # whose file tools want absolute paths get them absolute.
             for key in _PATH_KEYS:
                 value = filled.get(key)
                 if isinstance(value, str) and value and not posixpath.isabs(value):
@@ -226,6 +228,7 @@ def from_kit_script(
     time_scale: float = 1.0,
     unsupported: Literal["error", "skip"] = "error",
     error_status: int = 400,
+    absolute_paths: bool = True,
 ) -> EndpointScript:
     """The endpoint script serving a kit :class:`~harness_testkit.fake_harness.Script`.
 
@@ -252,14 +255,18 @@ def from_kit_script(
         host_tool_name: Host tool name -> the name the runtime offers it under (default:
             unchanged; an in-process MCP server would use ``mcp__<server>__<name>``).
         mcp_tool_name: (server, tool) -> offered name (default ``mcp__<server>__<tool>``).
-        workdir: The session work dir: fills ``{{workdir}}`` and makes a built-in's
-            relative ``file_path``/``path`` inputs absolute.
+        workdir: The session work dir: fills ``{{workdir}}`` and (with
+            ``absolute_paths``) makes a built-in's relative ``file_path``/``path`` inputs
+            absolute.
         time_scale: Factor applied to ``delay`` seconds.
         unsupported: ``error`` (default): raise :class:`ScriptConversionError` on what an
             endpoint cannot serve (``fileChange``, ``raw``, ``waitUserMessage``, an error
             that does not end the turn, faults, ``jsonOutput``); ``skip``: leave it out.
         error_status: HTTP status of scripted ``error`` actions (400 by default: the
             provider SDKs do not retry it; runtimes may, and get the error again).
+        absolute_paths: Resolve built-ins' relative paths against ``workdir`` (default);
+            false leaves them as scripted, for runtimes that resolve them against their
+            own working directory.
 
     Returns:
         The endpoint script.
@@ -275,6 +282,7 @@ def from_kit_script(
         time_scale=time_scale,
         unsupported=unsupported,
         error_status=error_status,
+        absolute_paths=absolute_paths,
     )
     if script.faults:
         converter.refuse("the script", "a fault")

@@ -16,12 +16,14 @@ import anyio
 from harness_testkit.fake_harness import (
     BuiltinCallAction,
     DelayAction,
+    ErrorAction,
     FileMutationAction,
     HostToolCallAction,
     McpCallAction,
     RawAction,
     Script,
     ScriptStep,
+    TextAction,
     WaitForUserMessageAction,
 )
 
@@ -33,24 +35,51 @@ if TYPE_CHECKING:
 __all__ = ["ScriptedEndpoint"]
 
 
+#: The endpoint's longest pause (seconds): a wait without a timeout becomes this delay.
+_LONGEST_PAUSE = 600.0
 _CALLS = (BuiltinCallAction, HostToolCallAction, McpCallAction)
+#: Actions whose reply the CLI counts as output (a reply without any is retried).
+_VISIBLE = (*_CALLS, TextAction, ErrorAction)
+
+
+def _answers_retry(steps: list[ScriptStep]) -> bool:
+    """Whether the CLI asks once more after the turn's last step.
+
+    The CLI answers a reply with no visible output (no text, no tool call: empty,
+    reasoning or delays only) with one retry ("Your previous response had no visible
+    output"), and ends the turn when the retry gets no visible output either. A turn
+    ending in an odd run of such replies therefore makes one more request.
+    """
+    run = 0
+    for step in reversed(steps):
+        if any(isinstance(action, _VISIBLE) for action in step.actions):
+            break
+        run += 1
+    return run % 2 == 1
 
 
 def _runtime_script(script: Script) -> Script:
     """``script`` as this runtime can live it.
 
     A wait for a mid-turn user message is a model that keeps working (Claude Code here
-    takes no mid-turn messages), so it becomes a delay of its timeout (an hour without
-    one) while the response streams. ``raw`` parts and opaque file changes are events of
-    the fake runtime itself that no model reply can cause in the real CLI, so the
-    scripted model leaves them out (checks that need them fail, as declared).
+    takes no mid-turn messages), so it becomes a delay of its timeout (at most the
+    endpoint's longest pause, 600 s) while the response streams. A turn's last step that
+    calls tools gets an empty closing reply, and a retry of a last reply without output
+    gets one too (see :func:`_answers_retry`). ``raw`` parts, opaque file changes and
+    faults (crashes, hangs, malformed parts at stream positions) are events of the fake
+    runtime itself that no model reply can cause in the real CLI, so the scripted model
+    leaves them out (checks that need them fail, as declared).
     """
     turns = []
     for turn in script.turns:
         steps = []
         for step in turn.steps:
             actions = [
-                DelayAction(seconds=action.timeout if action.timeout is not None else 3600.0)
+                DelayAction(
+                    seconds=_LONGEST_PAUSE
+                    if action.timeout is None
+                    else min(action.timeout, _LONGEST_PAUSE)
+                )
                 if isinstance(action, WaitForUserMessageAction)
                 else action
                 for action in step.actions
@@ -62,8 +91,12 @@ def _runtime_script(script: Script) -> Script:
             # The fake runtime ends a turn after its last step; the CLI sends the last
             # step's tool results back to the model, which then has to end the turn.
             steps.append(ScriptStep())
-        turns.append(turn.model_copy(update={"steps": steps}))
-    return script.model_copy(update={"turns": turns})
+        if _answers_retry(steps):
+            # The CLI's retry of an empty last reply gets an empty reply too (else it
+            # would take the next turn's first reply, or repeat the script).
+            steps.append(ScriptStep())
+        turns.append(turn.model_copy(update={"steps": steps, "faults": []}))
+    return script.model_copy(update={"turns": turns, "faults": []})
 
 
 def _native_names() -> dict[str, str]:
@@ -104,6 +137,9 @@ class ScriptedEndpoint:
             tool_names=_native_names(),
             host_tool_name=lambda name: f"mcp__{HOST_SERVER}__{name}",
             workdir=work_dir,
+            # The CLI resolves relative paths against its working directory (the session
+            # work dir), so the model's inputs stay the script's (ADAPTER-057).
+            absolute_paths=False,
         )
         endpoint = ModelEndpoint(_from_reply(converted, offset))
         await anyio.to_thread.run_sync(endpoint.start)

@@ -1,12 +1,11 @@
-"""One Claude Code turn: the CLI process, its messages as harness-v1 parts, host input.
+"""One Claude Code turn: the CLI process, host input, and the turn's control.
 
 A turn runs one Claude Code CLI process (through ``claude-agent-sdk``) inside the
-``done()`` of its current prompt control. Partial messages become text, reasoning and
-tool-input deltas; each model response ends its step at the next response (or at the
-result), after the tool results it caused. Approvals go through ``can_use_tool`` (a
-``PreToolUse`` hook forces the prompt for gated calls, and lets every other call
-through, because ``bypassPermissions`` is refused when the CLI runs as root); host tools
-are the tools of an in-process MCP server whose handlers wait for ``submit_tool_result``.
+``done()`` of its current prompt control; ``_parts.TurnParts`` turns the CLI's messages
+into harness-v1 parts. Approvals go through ``can_use_tool`` (a ``PreToolUse`` hook
+forces the prompt for gated calls, and lets every other call through, because
+``bypassPermissions`` is refused when the CLI runs as root); host tools are the tools of
+an in-process MCP server whose handlers wait for ``submit_tool_result``.
 
 The CLI process must outlive the ``done()`` call that started it (the agent cancels
 ``done()`` when a turn pauses for host input, then continues with a new control), so it
@@ -21,7 +20,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -30,7 +29,6 @@ from harness_testkit.fake_harness import (
     ApprovalReceived,
     ApprovalRequested,
     LifecycleEvent,
-    ToolExecuted,
     ToolResultReceived,
 )
 from harness_testkit.spec import (
@@ -42,7 +40,8 @@ from harness_testkit.spec import (
     requires_approval,
 )
 
-from ._builtins import BUILTIN_TOOLS, HOST_SERVER, key_of_native, mcp_parts
+from ._builtins import BUILTIN_TOOLS
+from ._parts import Call, TurnParts
 
 if TYPE_CHECKING:
     from ._session import ClaudeCodeSession
@@ -54,49 +53,8 @@ TERMINAL: frozenset[str] = frozenset({"finished", "errored", "aborted", "failed"
 
 #: How long a hook waits for the stream reader to announce the call it is about.
 _ANNOUNCE_TIMEOUT = 60.0
-
-_FINISH_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "tool_use": "tool-calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content-filter",
-}
-
-
-def _finish_reason(raw: str | None) -> dict[str, Any]:
-    reason: dict[str, Any] = {"unified": _FINISH_REASONS.get(raw or "", "other")}
-    if raw:
-        reason["raw"] = raw
-    return reason
-
-
-def _usage(input_tokens: int, output_tokens: int, cache_read: int = 0) -> dict[str, Any]:
-    return {
-        "inputTokens": {
-            "total": input_tokens + cache_read,
-            "noCache": input_tokens,
-            "cacheRead": cache_read,
-        },
-        "outputTokens": {"total": output_tokens},
-    }
-
-
-def _block_text(content: Any) -> JSONValue:
-    """A tool result's content as the runtime gave it: a string, else the text parts."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [
-            str(item.get("text", ""))
-            for item in content
-            if isinstance(item, Mapping) and item.get("type") == "text"
-        ]
-        return "".join(texts)
-    return str(content)
-
+#: How long stopping a running CLI may take (its disconnect is bounded at 15 s).
+_STOP_TIMEOUT = 30.0
 
 #: How often runtime-side waits re-check the host's input (seconds).
 _POLL = 0.02
@@ -116,23 +74,6 @@ async def _wait_until(predicate: Callable[[], bool], timeout: float | None) -> b
 class _End:
     status: TurnStatus
     error: BaseException | None = None
-
-
-@dataclass
-class _Call:
-    tool_use_id: str
-    native: str
-    key: str
-    surface: Literal["builtin", "mcp", "host"]
-    input_json: str = ""
-    input: dict[str, Any] = field(default_factory=dict)
-    announced: bool = False
-    gated: bool = False
-    ran: bool | None = None
-    refused: Literal["filtered", "denied", "unavailable"] | None = None
-    resolved: bool = False
-    replayed: bool = False
-    input_parts: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ClaudeCodeTurn:
@@ -175,6 +116,9 @@ class ClaudeCodeTurn:
         self._slice_calls: set[str] = set()
         self._wake = anyio.Event()
         self._token: Any = None
+        # Runtime side: the turn's tool calls (across drives) and whether the stream started.
+        self.calls: dict[str, Call] = {}
+        self.started_stream = False
         # Runtime side, written by the caller: stop requests.
         self._stop_requested = False
         self._driving = False
@@ -248,8 +192,14 @@ class ClaudeCodeTurn:
         ended = self._drive_ended
         if self._driving and ended is not None:
             self._stop_requested = True
-            await ended.wait()
+            with anyio.move_on_after(_STOP_TIMEOUT):
+                await ended.wait()
             self._stop_requested = False
+            if not ended.is_set():
+                raise HarnessSessionStateError(
+                    f"The Claude Code CLI of turn {self.index} (session "
+                    f"{self.session.session_id}) did not stop within {_STOP_TIMEOUT:g} s."
+                )
 
     def _pending_end(self) -> _End | None:
         return next((item for item in self._outbox if isinstance(item, _End)), None)
@@ -374,7 +324,7 @@ class ClaudeCodeTurn:
         """Send parts that must reach the same slice, at once (runtime thread)."""
         anyio.from_thread.run_sync(self._deliver, *parts, token=self._token)
 
-    def _end(self, status: TurnStatus, error: BaseException | None = None) -> None:
+    def end(self, status: TurnStatus, error: BaseException | None = None) -> None:
         self._finished_on_runtime = True
         anyio.from_thread.run_sync(self._deliver, _End(status, error), token=self._token)
 
@@ -390,9 +340,9 @@ class ClaudeCodeTurn:
                         group.cancel_scope.cancel()
             if not self._finished_on_runtime:
                 if abort is not None and abort.is_set():
-                    self._end("aborted")
+                    self.end("aborted")
                 elif not self._stop_requested:
-                    self._end(
+                    self.end(
                         "failed",
                         HarnessSessionStateError(
                             "The Claude Code CLI ended the turn without a result message."
@@ -401,9 +351,9 @@ class ClaudeCodeTurn:
         except Exception as error:
             if not self._finished_on_runtime:
                 if abort is not None and abort.is_set():
-                    self._end("aborted")
+                    self.end("aborted")
                 elif not self._stop_requested:
-                    self._end("failed", error)
+                    self.end("failed", error)
         finally:
             anyio.from_thread.run_sync(self._drive_finished, token=self._token)
 
@@ -425,7 +375,7 @@ class ClaudeCodeTurn:
             # from its first step, and calls that already ran are replayed, not rerun.
             await client.query(self.prompt_text)
             async for message in client.receive_response():
-                self._on_message(message)
+                self._parts.on_message(message)
                 if self._finished_on_runtime:
                     break
         except Exception as error:
@@ -439,302 +389,22 @@ class ClaudeCodeTurn:
             with anyio.CancelScope(shield=True), anyio.move_on_after(15):
                 await client.disconnect()
 
-    # -- parts -------------------------------------------------------------------------
-
     def _reset_stream(self) -> None:
-        self._blocks: dict[int, tuple[str, str | _Call]] = {}
-        self._calls: dict[str, _Call] = getattr(self, "_calls", {})
+        self._parts = TurnParts(self)
         self._host_waiting: dict[str, deque[str]] = {}
-        self._step = 0
-        self._pending_step: dict[str, Any] | None = None
-        self._step_usage = (0, 0, 0)
-        self._stop_reason: str | None = None
-        self._total = [0, 0, 0]
-        self._started_stream = getattr(self, "_started_stream", False)
-
-    def _flush_step(self) -> None:
-        if self._pending_step is not None:
-            # Results of the step's calls first: the CLI ran them before the next request.
-            self.emit(self._pending_step)
-            self._pending_step = None
-
-    def _on_message(self, message: Any) -> None:
-        from claude_agent_sdk import (
-            AssistantMessage,
-            ResultMessage,
-            StreamEvent,
-            SystemMessage,
-            UserMessage,
-        )
-
-        if isinstance(message, SystemMessage):
-            if message.subtype == "init" and not self._started_stream:
-                self._started_stream = True
-                model = message.data.get("model")
-                part: dict[str, Any] = {"type": "stream-start"}
-                if isinstance(model, str) and model:
-                    part["modelId"] = model
-                self.emit(part)
-        elif isinstance(message, StreamEvent):
-            if message.parent_tool_use_id is None:
-                self._on_stream_event(message.event)
-        elif isinstance(message, AssistantMessage):
-            if message.parent_tool_use_id is None:
-                self._on_assistant(message)
-        elif isinstance(message, UserMessage):
-            if message.parent_tool_use_id is None and isinstance(message.content, list):
-                self._on_tool_results(message.content)
-        elif isinstance(message, ResultMessage):
-            self._on_result(message)
-
-    def _on_stream_event(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "message_start":
-            self._flush_step()
-            self._step += 1
-            usage = event.get("message", {}).get("usage") or {}
-            self._step_usage = (
-                int(usage.get("input_tokens") or 0),
-                int(usage.get("output_tokens") or 0),
-                int(usage.get("cache_read_input_tokens") or 0),
-            )
-            self._stop_reason = None
-        elif kind == "content_block_start":
-            self._block_start(int(event.get("index", 0)), event.get("content_block") or {})
-        elif kind == "content_block_delta":
-            self._block_delta(int(event.get("index", 0)), event.get("delta") or {})
-        elif kind == "content_block_stop":
-            self._block_stop(int(event.get("index", 0)))
-        elif kind == "message_delta":
-            delta = event.get("delta") or {}
-            self._stop_reason = delta.get("stop_reason") or self._stop_reason
-            usage = event.get("usage") or {}
-            if "output_tokens" in usage:
-                self._step_usage = (
-                    self._step_usage[0],
-                    int(usage.get("output_tokens") or 0),
-                    self._step_usage[2],
-                )
-        elif kind == "message_stop":
-            inp, out, cached = self._step_usage
-            self._total = [self._total[0] + inp, self._total[1] + out, self._total[2] + cached]
-            self._pending_step = {
-                "type": "finish-step",
-                "finishReason": _finish_reason(self._stop_reason),
-                "usage": _usage(inp, out, cached),
-            }
-
-    def _part_id(self, index: int) -> str:
-        return f"turn{self.index}-d{self.drives}-s{self._step}-{index}"
-
-    def _block_start(self, index: int, block: Mapping[str, Any]) -> None:
-        kind = block.get("type")
-        if kind in ("text", "thinking", "redacted_thinking"):
-            part_kind = "text" if kind == "text" else "reasoning"
-            part_id = self._part_id(index)
-            self._blocks[index] = (part_kind, part_id)
-            self.emit({"type": f"{part_kind}-start", "id": part_id})
-            initial = block.get("text") if kind == "text" else block.get("thinking")
-            if isinstance(initial, str) and initial:
-                self.emit({"type": f"{part_kind}-delta", "id": part_id, "delta": initial})
-        elif kind == "tool_use":
-            call = self._new_call(str(block.get("id")), str(block.get("name")))
-            self._blocks[index] = ("tool", call)
-            start: dict[str, Any] = {
-                "type": "tool-input-start",
-                "id": call.tool_use_id,
-                "toolName": call.key,
-            }
-            if call.surface != "host":
-                start["providerExecuted"] = True
-            if call.surface == "mcp":
-                start["dynamic"] = True
-            call.input_parts.append(start)
-
-    def _block_delta(self, index: int, delta: Mapping[str, Any]) -> None:
-        entry = self._blocks.get(index)
-        if entry is None:
-            return
-        part_kind, target = entry
-        kind = delta.get("type")
-        if part_kind == "text" and kind == "text_delta":
-            text = str(delta.get("text", ""))
-            if text:
-                self.emit({"type": "text-delta", "id": target, "delta": text})
-        elif part_kind == "reasoning" and kind == "thinking_delta":
-            text = str(delta.get("thinking", ""))
-            if text:
-                self.emit({"type": "reasoning-delta", "id": target, "delta": text})
-        elif part_kind == "tool" and kind == "input_json_delta" and isinstance(target, _Call):
-            chunk = str(delta.get("partial_json", ""))
-            if chunk:
-                target.input_json += chunk
-                target.input_parts.append(
-                    {"type": "tool-input-delta", "id": target.tool_use_id, "delta": chunk}
-                )
-
-    def _block_stop(self, index: int) -> None:
-        entry = self._blocks.pop(index, None)
-        if entry is None:
-            return
-        part_kind, target = entry
-        if isinstance(target, _Call):
-            self._close_call(target)
-        else:
-            self.emit({"type": f"{part_kind}-end", "id": target})
-
-    def _close_call(self, call: _Call) -> None:
-        """End the call's input stream and announce it (once)."""
-        if call.announced:
-            return
-        if call.input_parts:
-            call.input_parts.append({"type": "tool-input-end", "id": call.tool_use_id})
-        try:
-            parsed = json.loads(call.input_json) if call.input_json else {}
-        except ValueError:
-            parsed = {}
-        call.input = parsed if isinstance(parsed, dict) else {}
-        self._announce(call)
-
-    def _on_assistant(self, message: Any) -> None:
-        # Partial messages already carried the content; complete blocks only matter for
-        # calls whose stream events were not seen (a CLI without partial messages).
-        from claude_agent_sdk import ToolUseBlock
-
-        for block in message.content:
-            if isinstance(block, ToolUseBlock) and block.id not in self._calls:
-                call = self._new_call(block.id, block.name)
-                call.input = dict(block.input)
-                call.input_json = json.dumps(block.input)
-                self._announce(call)
-
-    def _new_call(self, tool_use_id: str, native: str) -> _Call:
-        mcp = mcp_parts(native)
-        surface: Literal["builtin", "mcp", "host"]
-        if mcp is not None and mcp[0] == HOST_SERVER:
-            surface, key = "host", mcp[1]
-        elif mcp is not None:
-            surface, key = "mcp", native
-        else:
-            surface, key = "builtin", key_of_native(native) or native
-        call = _Call(tool_use_id=tool_use_id, native=native, key=key, surface=surface)
-        self._calls[tool_use_id] = call
-        return call
-
-    def _announce(self, call: _Call) -> None:
-        if call.announced:
-            return
-        call.announced = True
-        part: dict[str, Any] = {
-            "type": "tool-call",
-            "toolCallId": call.tool_use_id,
-            "toolName": call.key,
-            "input": json.dumps(call.input, separators=(",", ":"), ensure_ascii=False),
-        }
-        if call.surface != "host":
-            part["providerExecuted"] = True
-        if call.surface == "mcp":
-            part["dynamic"] = True
-        if call.surface == "builtin" and call.native != call.key:
-            part["nativeName"] = call.native
-        # The input stream and its call travel together: a slice never ends between them.
-        self.emit_many([*call.input_parts, part])
-        call.input_parts.clear()
-
-    def _on_tool_results(self, content: list[Any]) -> None:
-        from claude_agent_sdk import ToolResultBlock
-
-        for block in content:
-            if not isinstance(block, ToolResultBlock):
-                continue
-            call = self._calls.get(block.tool_use_id)
-            if call is None or call.resolved:
-                continue
-            if not call.announced:
-                # The CLI can refuse a call (an unavailable tool) before its block's stop
-                # event reaches the stream: the call comes first, then its result.
-                for index, (_, target) in list(self._blocks.items()):
-                    if target is call:
-                        del self._blocks[index]
-                self._close_call(call)
-            call.resolved = True
-            is_error = bool(block.is_error)
-            result: JSONValue
-            if call.surface == "host":
-                result, is_error = self.results.get(
-                    call.tool_use_id, (_block_text(block.content), is_error)
-                )
-            elif call.replayed:
-                result, is_error = self.executed[call.tool_use_id]
-            else:
-                result = _block_text(block.content)
-                executed = call.ran is True
-                if executed:
-                    self.executed[call.tool_use_id] = (result, is_error)
-                reason = (
-                    None
-                    if executed
-                    else (call.refused or ("filtered" if self._filtered(call) else "unavailable"))
-                )
-                self.session.record(
-                    ToolExecuted(
-                        session_id=self.session.session_id,
-                        turn=self.index,
-                        tool_call_id=call.tool_use_id,
-                        tool_name=call.key,
-                        surface="mcp" if call.surface == "mcp" else "builtin",
-                        input=call.input,
-                        executed=executed,
-                        result=result,
-                        is_error=is_error,
-                        reason=reason,
-                    )
-                )
-            part: dict[str, Any] = {
-                "type": "tool-result",
-                "toolCallId": call.tool_use_id,
-                "toolName": call.key,
-                "result": result,
-            }
-            if is_error:
-                part["isError"] = True
-            if call.surface == "mcp":
-                part["dynamic"] = True
-            self.emit(part)
-
-    def _filtered(self, call: _Call) -> bool:
-        return call.surface == "builtin" and not self.session.builtin_included(call.key)
-
-    def _on_result(self, message: Any) -> None:
-        self._flush_step()
-        if message.is_error:
-            detail = message.result or ", ".join(message.errors or []) or message.subtype
-            status = f" (HTTP {message.api_error_status})" if message.api_error_status else ""
-            self.emit({"type": "error", "error": f"Claude Code: {detail}{status}"})
-            self._end("errored")
-            return
-        inp, out, cached = self._total
-        self.emit(
-            {
-                "type": "finish",
-                "finishReason": _finish_reason(message.stop_reason),
-                "totalUsage": _usage(inp, out, cached),
-            }
-        )
-        self._end("finished")
 
     # -- runtime callbacks (hooks, permissions, host tools) -------------------------------
 
-    async def _announced(self, tool_use_id: str | None) -> _Call | None:
+    async def _announced(self, tool_use_id: str | None) -> Call | None:
         if tool_use_id is None:
             return None
         await _wait_until(
-            lambda: tool_use_id in self._calls and self._calls[tool_use_id].announced,
+            lambda: tool_use_id in self.calls and self.calls[tool_use_id].announced,
             _ANNOUNCE_TIMEOUT,
         )
-        return self._calls.get(tool_use_id)
+        return self.calls.get(tool_use_id)
 
-    def _gated(self, call: _Call) -> bool:
+    def _gated(self, call: Call) -> bool:
         mode = self.session.permission_mode
         if call.surface == "host":
             return False
@@ -775,7 +445,7 @@ class ClaudeCodeTurn:
 
     async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Any:
         """``PostToolUse``/``PostToolUseFailure`` hook: the call ran."""
-        call = self._calls.get(tool_use_id or "")
+        call = self.calls.get(tool_use_id or "")
         if call is not None:
             call.ran = True
         return {}
@@ -818,7 +488,7 @@ class ClaudeCodeTurn:
         )
 
     @staticmethod
-    def _deny(call: _Call, message: str, deny: Callable[..., Any]) -> Any:
+    def _deny(call: Call, message: str, deny: Callable[..., Any]) -> Any:
         call.refused = "denied"
         return deny(message=message)
 

@@ -36,6 +36,17 @@ def test_file_changes_are_refused_by_name() -> None:
     assert len(skipped.replies) == 7
 
 
+def test_relative_paths_can_stay_as_scripted() -> None:
+    converted = from_kit_script(
+        hello_script(), tool_names=NATIVE, workdir="/work/dir", absolute_paths=False
+    )
+    first = converted.replies[0]
+    assert isinstance(first, MessageReply)
+    calls = [b for b in first.content if isinstance(b, ToolCallBlock)]
+    assert calls[0].input["file_path"] == "notes/hello.txt"  # left relative
+    assert calls[1].input == {"file_path": "/work/dir/notes/hello.txt"}  # {{workdir}} filled
+
+
 def test_steps_become_replies_with_native_names() -> None:
     converted = from_kit_script(
         hello_script(),
