@@ -473,3 +473,22 @@ async def test_a_pending_approval_is_waited_for_again_in_another_harness(
     assert await sandbox.read("approved") == ""
     (executed,) = fresh.observations.of_kind(ToolExecuted)
     assert executed.executed
+
+
+@pytest.mark.requirement("DECISION-011")
+async def test_a_state_resumed_under_another_session_id_is_a_fork(sandbox: SandboxEnv) -> None:
+    original = await start(FakeHarness(Script.from_texts("one", "two")), sandbox, "s1")
+    await run_turn(original)
+    state = round_trip(await original.do_detach())
+    # Two sessions from one state, neither with the id it was taken from: both accepted,
+    # both continue the same conversation independently.
+    forks = [
+        await start(
+            FakeHarness(Script.from_texts("one", "two")), sandbox, session_id, resume_from=state
+        )
+        for session_id in ("fork-a", "fork-b")
+    ]
+    for fork in forks:
+        assert fork.is_resume
+        assert (await run_turn(fork))[0].text() == "two"
+        assert fork.conversation.turn_count == 2
