@@ -1,0 +1,105 @@
+"""``Handoff``: the unbounded FIFO that carries parts from one task to another.
+
+An anyio memory stream checkpoints on every ``receive()``, so each part it carries costs
+a trip through the event loop even when the next part is already waiting. A hand-off
+awaits only when it is empty: a reader drains what is queued without yielding, and one
+``anyio.Event`` (made only when a reader actually waits) wakes it when the next item
+arrives.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Generic, TypeVar
+
+import anyio
+
+__all__ = ["Handoff"]
+
+T = TypeVar("T")
+
+
+class Handoff(Generic[T]):
+    """An unbounded FIFO between tasks: ``put`` never blocks, ``get`` waits only when empty.
+
+    After :meth:`close`, queued items are still delivered; then ``get`` raises
+    ``anyio.EndOfStream``. Several tasks may wait at once (all wake on a put; one gets the
+    item, the others wait again).
+    """
+
+    __slots__ = ("_closed", "_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[T] = deque()
+        self._waiter: anyio.Event | None = None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, item: T) -> None:
+        """Append ``item`` and wake a waiting reader.
+
+        Raises:
+            anyio.ClosedResourceError: the hand-off was closed.
+        """
+        if self._closed:
+            raise anyio.ClosedResourceError
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            waiter.set()
+
+    def push_front(self, items: list[T]) -> None:
+        """Re-queue ``items`` (in their order) ahead of everything queued."""
+        self._items.extendleft(reversed(items))
+        waiter = self._waiter
+        if items and waiter is not None:
+            self._waiter = None
+            waiter.set()
+
+    def close(self) -> None:
+        """No more puts; readers get what is queued, then ``anyio.EndOfStream``."""
+        self._closed = True
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            waiter.set()
+
+    def clear(self) -> None:
+        """Drop everything queued."""
+        self._items.clear()
+
+    def get_nowait(self) -> T:
+        """The next item without waiting.
+
+        Raises:
+            anyio.WouldBlock: nothing is queued (and the hand-off is open).
+            anyio.EndOfStream: nothing is queued and the hand-off is closed.
+        """
+        if self._items:
+            return self._items.popleft()
+        if self._closed:
+            raise anyio.EndOfStream
+        raise anyio.WouldBlock
+
+    async def get(self) -> T:
+        """The next item; waits (cancellably) only while nothing is queued.
+
+        Raises:
+            anyio.EndOfStream: the hand-off is closed and empty.
+        """
+        while not self._items:
+            if self._closed:
+                raise anyio.EndOfStream
+            waiter = self._waiter
+            if waiter is None:
+                waiter = self._waiter = anyio.Event()
+            await waiter.wait()
+        return self._items.popleft()
