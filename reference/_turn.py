@@ -79,7 +79,7 @@ from harness_testkit.spec import (
 from harness_testkit.spec import ProviderMetadata as Metadata
 
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
-from ._results import ContentPart, StepResult, add_usage, append_content, normalize_usage
+from ._results import StepContent, StepResult, add_usage, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
 from ._tool import Tool, ToolExecutionOptions, parse_json_text, parse_tool_call_input
 from ._turn_state import (
@@ -177,7 +177,7 @@ class SliceRunner:
         # step state
         self.step_open = False
         self.step_has_content = False
-        self.step_content: list[ContentPart] = []
+        self.step_content = StepContent()
         self.held: list[ConsumerPart] = []
         self.swallow_next_finish_step = False
         self.expected_calls: int | None = None
@@ -368,7 +368,7 @@ class SliceRunner:
             self._record_content(part)
 
     def _record_content(self, part: ConsumerPart) -> None:
-        append_content(self.step_content, part)
+        self.step_content.add(part)
 
     async def _handle_tool_input(
         self, part: ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart
@@ -709,7 +709,7 @@ class SliceRunner:
                 call_id=self.call_id,
                 provider=f"harness:{self.core.harness_id}",
                 model_id=self.model_id,
-                content=tuple(self.step_content),
+                content=self.step_content.parts(),
                 finish_reason=finish_reason.unified,
                 raw_finish_reason=finish_reason.raw,
                 usage=usage,
@@ -751,7 +751,7 @@ class SliceRunner:
     def _reset_step(self) -> None:
         self.step_open = False
         self.step_has_content = False
-        self.step_content = []
+        self.step_content = StepContent()
         self.expected_calls = None
         self.seen_in_step = 0
 
