@@ -4,19 +4,43 @@ An anyio memory stream checkpoints on every ``receive()``, so each part it carri
 a trip through the event loop even when the next part is already waiting. A hand-off
 awaits only when it is empty: a reader drains what is queued without yielding, and one
 ``anyio.Event`` (made only when a reader actually waits) wakes it when the next item
-arrives.
+arrives. The event is the running loop's own (``asyncio.Event`` or ``trio.Event``, chosen
+once per hand-off): an ``anyio.Event`` finds its backend again on every creation, which
+costs about as much as the wait itself.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections import deque
-from typing import Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
 
 import anyio
 
-__all__ = ["Handoff"]
+__all__ = ["Handoff", "HandoffSink"]
 
 T = TypeVar("T")
+
+
+class _Event(Protocol):
+    def set(self) -> None: ...
+
+    async def wait(self) -> object: ...
+
+
+def _event_type() -> Callable[[], _Event]:
+    """The running event loop's event class (trio's inside trio, else asyncio's)."""
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_trio_token()
+        except RuntimeError:
+            pass  # not inside trio
+        else:
+            return trio.Event  # type: ignore[no-any-return]
+    return asyncio.Event
 
 
 class Handoff(Generic[T]):
@@ -27,11 +51,12 @@ class Handoff(Generic[T]):
     item, the others wait again).
     """
 
-    __slots__ = ("_closed", "_items", "_waiter")
+    __slots__ = ("_closed", "_items", "_new_event", "_waiter")
 
     def __init__(self) -> None:
         self._items: deque[T] = deque()
-        self._waiter: anyio.Event | None = None
+        self._waiter: _Event | None = None
+        self._new_event: Callable[[], _Event] | None = None
         self._closed = False
 
     @property
@@ -100,6 +125,25 @@ class Handoff(Generic[T]):
                 raise anyio.EndOfStream
             waiter = self._waiter
             if waiter is None:
-                waiter = self._waiter = anyio.Event()
+                new_event = self._new_event
+                if new_event is None:
+                    new_event = self._new_event = _event_type()
+                waiter = self._waiter = new_event()
             await waiter.wait()
         return self._items.popleft()
+
+
+class HandoffSink(Generic[T]):
+    """An async sink that puts into a :class:`Handoff`; :attr:`put` is its synchronous twin.
+
+    Code that receives a sink may call ``put`` directly when it cannot await (the turn
+    engine translating a part inside the adapter's ``emit``).
+    """
+
+    __slots__ = ("put",)
+
+    def __init__(self, handoff: Handoff[T]) -> None:
+        self.put: Callable[[T], None] = handoff.put
+
+    async def __call__(self, item: T) -> None:
+        self.put(item)

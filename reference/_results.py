@@ -160,8 +160,7 @@ class StepContent:
 
     def _end_run(self) -> None:
         if self._kind is not None:
-            # Built directly: the text is the join of already-validated delta texts.
-            self._parts.append(self._kind.model_construct(text="".join(self._texts)))
+            self._parts.append(self._kind(text="".join(self._texts)))
             self._kind = None
             self._texts = []
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -24,6 +23,7 @@ from harness_testkit.spec import (
     TextResponseFormat,
 )
 
+from ._handoff import Handoff, HandoffSink
 from ._results import (
     ContentPart,
     GenerateResult,
@@ -56,6 +56,7 @@ class StreamResult:
         self._started = False
         self._finished = anyio.Event()
         self._progress = anyio.Event()
+        self._replay_waiters = 0
         self._generator: AsyncIterator[ConsumerPart] | None = None
         self._structured = structured
         #: The agent's ``output`` format (``None``: no output, and ``output`` raises).
@@ -86,26 +87,26 @@ class StreamResult:
         return texts()
 
     async def _drive(self) -> AsyncIterator[ConsumerPart]:
-        send, receive = anyio.create_memory_object_stream[ConsumerPart](math.inf)
-
-        async def sink(part: ConsumerPart) -> None:
-            send.send_nowait(part)
+        parts: Handoff[ConsumerPart] = Handoff()
 
         async def run() -> None:
             try:
-                self._outcome = await self._run(sink)
+                self._outcome = await self._run(HandoffSink(parts))
             finally:
-                send.close()
+                parts.close()
 
-        await self._record(ConsumerStartPart())
+        self._record(ConsumerStartPart())
         yield self._parts[0]
         async with anyio.create_task_group() as group:
             group.start_soon(run)
             try:
-                async with receive:
-                    async for part in receive:
-                        await self._record(part)
-                        yield part
+                while True:
+                    try:
+                        part = await parts.get()
+                    except anyio.EndOfStream:
+                        break
+                    self._record(part)
+                    yield part
             except GeneratorExit:
                 # The consumer stopped early (aclose): abort the slice and let the task
                 # group unwind here, in the consumer's own task.
@@ -113,13 +114,15 @@ class StreamResult:
         self._finished.set()
         self._bump()
 
-    async def _record(self, part: ConsumerPart) -> None:
+    def _record(self, part: ConsumerPart) -> None:
         self._parts.append(part)
         self._bump()
 
     def _bump(self) -> None:
-        progress, self._progress = self._progress, anyio.Event()
-        progress.set()
+        # Only replay readers wait for progress: no event per part when nobody waits.
+        if self._replay_waiters:
+            progress, self._progress = self._progress, anyio.Event()
+            progress.set()
 
     async def _replay(self) -> AsyncIterator[ConsumerPart]:
         index = 0
@@ -129,7 +132,11 @@ class StreamResult:
                 index += 1
             if self._finished.is_set():
                 return
-            await self._progress.wait()
+            self._replay_waiters += 1
+            try:
+                await self._progress.wait()
+            finally:
+                self._replay_waiters -= 1
 
     async def consume(self) -> None:
         """Run the slice to its end without looking at the parts."""
