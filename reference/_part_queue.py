@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +64,9 @@ class PartQueue:
         self._items: Handoff[QueueItem | _Wake] = Handoff()
         self._pushback: deque[QueueItem] = deque()
         self.closed = False
+        #: Set by the reader while it waits on an empty queue: handles a part at once
+        #: (returns ``True``) or declines it (``False``: the part is queued).
+        self.translate: Callable[[StreamPart], bool] | None = None
 
     def emit(self, part: StreamPart | Mapping[str, Any]) -> None:
         """The ``emit`` callback handed to the adapter."""
@@ -82,6 +85,9 @@ class PartQueue:
                         f"{_validation_summary(error)}"
                     )
                 )
+        translate = self.translate
+        if translate is not None and not self._pushback and not self._items and translate(parsed):
+            return
         self._items.put(parsed)
 
     def finish(self, item: _Done | DoneFailed) -> None:

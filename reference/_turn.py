@@ -78,6 +78,7 @@ from harness_testkit.spec import (
 )
 from harness_testkit.spec import ProviderMetadata as Metadata
 
+from ._handoff import HandoffSink
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._results import StepContent, StepResult, add_usage, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
@@ -159,6 +160,9 @@ class SliceRunner:
         self.control = control
         self.queue = queue
         self.sink = sink
+        # The sink's synchronous twin, when it has one: deltas are then translated inside
+        # the adapter's emit while the reader waits (see _translate_now).
+        self.sink_now = sink.put if isinstance(sink, HandoffSink) else None
         self.suspend_adapter = harness_session_suspend
         self.continuing = continuing
         self.approvals = list(approvals)
@@ -249,11 +253,19 @@ class SliceRunner:
         finally:
             self.done_settled.set()
 
-    async def _next(self) -> QueueItem:
+    async def _next(self, *, translate: bool = False) -> QueueItem:
         # One read per part, no per-part task group: an abort wakes the reader through
-        # the queue (see _watch_abort).
+        # the queue (see _watch_abort). With ``translate``, deltas the adapter emits while
+        # the reader waits are handled inside emit (one hand-off per part, not two).
         while not self.abort.is_set():
-            item = await self.queue.get_or_wake()
+            if translate and self.sink_now is not None:
+                self.queue.translate = self._translate_now
+                try:
+                    item = await self.queue.get_or_wake()
+                finally:
+                    self.queue.translate = None
+            else:
+                item = await self.queue.get_or_wake()
             if item is not None:
                 return item
         # The adapter must settle done() after an abort; do not wait forever.
@@ -262,6 +274,28 @@ class SliceRunner:
         self.grace_spent = True
         return DONE
 
+    def _translate_now(self, part: StreamPart) -> bool:
+        """Handle a text or reasoning delta inside ``emit``; ``False``: queue it instead.
+
+        Called only while the read loop waits on an empty queue, so handling the part
+        here is what the reader would do next. Only deltas inside an open step qualify:
+        their handling never waits and changes no pause or stop decision.
+        """
+        sink = self.sink_now
+        kind = type(part)
+        if (
+            sink is None
+            or not self.step_open
+            or self.abort.is_set()
+            or (kind is not TextDeltaPart and kind is not ReasoningDeltaPart)
+        ):
+            return False
+        consumer = _consumer_delta(part)  # type: ignore[arg-type]
+        sink(consumer)
+        self.step_has_content = True
+        self._record_content(consumer)
+        return True
+
     async def _watch_abort(self, scope: anyio.CancelScope) -> None:
         with scope:
             await self.abort.wait()
@@ -269,7 +303,7 @@ class SliceRunner:
 
     async def _read_loop(self) -> None:
         while True:
-            item = await self._next()
+            item = await self._next(translate=True)
             if isinstance(item, _Done):
                 await self._on_stream_closed()
                 return
@@ -308,13 +342,8 @@ class SliceRunner:
             await self._forward(
                 ConsumerTextStartPart(id=part.id, provider_metadata=part.harness_metadata)
             )
-        elif isinstance(part, TextDeltaPart):
-            await self._forward(
-                ConsumerTextDeltaPart(
-                    id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-                ),
-                content=True,
-            )
+        elif isinstance(part, TextDeltaPart | ReasoningDeltaPart):
+            await self._forward(_consumer_delta(part), content=True)
         elif isinstance(part, TextEndPart):
             await self._forward(
                 ConsumerTextEndPart(id=part.id, provider_metadata=part.harness_metadata)
@@ -322,13 +351,6 @@ class SliceRunner:
         elif isinstance(part, ReasoningStartPart):
             await self._forward(
                 ConsumerReasoningStartPart(id=part.id, provider_metadata=part.harness_metadata)
-            )
-        elif isinstance(part, ReasoningDeltaPart):
-            await self._forward(
-                ConsumerReasoningDeltaPart(
-                    id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-                ),
-                content=True,
             )
         elif isinstance(part, ReasoningEndPart):
             await self._forward(
@@ -1218,6 +1240,18 @@ class SliceRunner:
 #: anyio events carry no reason, so the abort part always says what a TypeScript consumer
 #: sees for an AbortController aborted without a reason (``String(signal.reason)``).
 ABORT_REASON = "AbortError: This operation was aborted"
+
+
+def _consumer_delta(
+    part: TextDeltaPart | ReasoningDeltaPart,
+) -> ConsumerTextDeltaPart | ConsumerReasoningDeltaPart:
+    if isinstance(part, TextDeltaPart):
+        return ConsumerTextDeltaPart(
+            id=part.id, text=part.delta, provider_metadata=part.harness_metadata
+        )
+    return ConsumerReasoningDeltaPart(
+        id=part.id, text=part.delta, provider_metadata=part.harness_metadata
+    )
 
 
 def _abort_error() -> BaseException:
