@@ -275,22 +275,41 @@ class SliceRunner:
         return DONE
 
     def _translate_now(self, part: StreamPart) -> bool:
-        """Handle a text or reasoning delta inside ``emit``; ``False``: queue it instead.
+        """Handle a part inside ``emit``; ``False``: the part is queued for the reader.
 
         Called only while the read loop waits on an empty queue, so handling the part
-        here is what the reader would do next. Only deltas inside an open step qualify:
-        their handling never waits and changes no pause or stop decision.
+        here is what the reader would do next. Only parts whose handling never waits
+        and changes no pause or stop decision qualify: text and reasoning deltas inside
+        an open step, tool results (held until the step closes) and provider-executed
+        tool calls while no pause is pending.
         """
         sink = self.sink_now
-        kind = type(part)
-        if (
-            sink is None
-            or not self.step_open
-            or self.abort.is_set()
-            or (kind is not TextDeltaPart and kind is not ReasoningDeltaPart)
-        ):
+        if sink is None or self.abort.is_set():
             return False
-        consumer = _consumer_delta(part)  # type: ignore[arg-type]
+        kind = type(part)
+        if kind is TextDeltaPart or kind is ReasoningDeltaPart:
+            if not self.step_open:
+                return False
+            consumer: ConsumerPart = _consumer_delta(part)  # type: ignore[arg-type]
+        elif kind is ToolResultPart:
+            self._handle_tool_result(part)  # type: ignore[arg-type]
+            return True
+        elif kind is ToolCallPart:
+            call: ToolCallPart = part  # type: ignore[assignment]
+            if call.provider_executed is not True or self.pause_requested:
+                return False
+            if self._settled(call):
+                return True
+            try:
+                consumer = self._consumer_call(call)
+            except Exception:  # the reader fails the turn with it, as for any part
+                return False
+            self._note_call(call, consumer)
+        else:
+            return False
+        if not self.step_open:
+            self.step_open = True
+            sink(ConsumerStartStepPart())
         sink(consumer)
         self.step_has_content = True
         self._record_content(consumer)
@@ -444,15 +463,23 @@ class SliceRunner:
             error=parsed.error,
         )
 
-    async def _handle_tool_call(self, part: ToolCallPart) -> None:
-        call_id = part.tool_call_id
-        if call_id in self.host_settled or call_id in self.builtin_settled:
-            return  # a replay of a call this slice already settled (5.4.5, 5.4.8)
-        consumer = self._consumer_call(part)
-        self.seen_calls[call_id] = _SeenCall(part, consumer, part.provider_executed is True)
+    def _settled(self, part: ToolCallPart) -> bool:
+        # A replay of a call this slice already settled (5.4.5, 5.4.8).
+        return part.tool_call_id in self.host_settled or part.tool_call_id in self.builtin_settled
+
+    def _note_call(self, part: ToolCallPart, consumer: ConsumerToolCallPart) -> None:
+        self.seen_calls[part.tool_call_id] = _SeenCall(
+            part, consumer, part.provider_executed is True
+        )
         if self.seen_in_step == 0 and part.step_tool_call_count is not None:
             self.expected_calls = part.step_tool_call_count
         self.seen_in_step += 1
+
+    async def _handle_tool_call(self, part: ToolCallPart) -> None:
+        if self._settled(part):
+            return
+        consumer = self._consumer_call(part)
+        self._note_call(part, consumer)
         await self._forward(consumer, content=True)
         if part.provider_executed is True:
             return
@@ -790,7 +817,8 @@ class SliceRunner:
             self.executions_idle.set()
 
     async def _join_executions(self) -> None:
-        await self.executions_idle.wait()
+        if self.running_executions:
+            await self.executions_idle.wait()
         if self.deferred_failure is not None:
             failure, self.deferred_failure = self.deferred_failure, None
             raise _SliceFailed(failure)
