@@ -235,7 +235,9 @@ class SliceRunner:
             self.task_group = None
         # Ended normally: stop done() (a pause or suspension leaves it waiting) and give
         # it the grace period to settle, unless that grace was already spent waiting.
-        self.done_scope.cancel()
+        # (anyio formats a reason string on every cancel(): skip it when done() settled.)
+        if not self.done_settled.is_set():
+            self.done_scope.cancel()
         with anyio.move_on_after(0 if self.grace_spent else self.abort_grace):
             await self.done_settled.wait()
         return self.outcome
