@@ -98,25 +98,28 @@ FINDINGS = (
         "same pattern.",
     ),
     (
-        f"{_TURN}:SliceRunner._record_content",
-        "model_copy",
-        "Next (text-heavy, after the fixes above): reference/_turn.py "
-        "SliceRunner._record_content merges consecutive text/reasoning deltas with "
-        "`previous.model_copy(update={'text': previous.text + part.text})` for every delta: "
-        "a pydantic copy per delta (about 5% of the agent's time) and quadratic string "
-        "growth on long blocks. Proposed fix: keep the run's texts in a list next to its "
-        "first part and build the merged part once with `''.join` when the run ends (the "
-        "next content part, _close_step, _reset_step).",
+        "harness_testkit.reference._turn:SliceRunner.run",
+        "_spawn_detached(self._watch_done)",
+        "Per-turn cost (cProfile, short-turns and sessions, after the hot-path rewrite of "
+        "issue 16): each slice still runs three anyio task groups (StreamResult._drive, the "
+        "session's deadline group, SliceRunner.run), a detached done() task and an abort "
+        "watcher: about 11 cancel-scope enters/exits, 25 anyio backend lookups and 24 "
+        "pydantic validations per turn (options, the non-delta parts, usage, step response). "
+        "anyio's CancelScope.cancel() formats the current task's repr on every call, so each "
+        "avoidable cancel() costs tens of microseconds. Proposed: one task per slice (the "
+        "reader runs in the consumer's task group, done() and the abort wake-up through the "
+        "part queue), and trusted construction of the step's own models.",
     ),
     (
-        "harness_testkit.reference._stream_result:StreamResult._bump",
-        "anyio.Event()",
-        "Next (text-heavy, after the fixes above): reference/_stream_result.py "
-        "StreamResult._bump allocates an anyio.Event for every consumer part so replay "
-        "readers can wait (about 4% of the agent's time). Proposed fix: count waiting "
-        "replay readers (`self._replay_waiters += 1` / `-= 1` around `await "
-        "self._progress.wait()` in _replay) and swap and set the event in _bump only when "
-        "the count is non-zero.",
+        "harness_testkit.spec._stream_parts:parse_stream_part",
+        "_STREAM_PART_ADAPTER.validate_python",
+        "Tool-heavy, after the hot-path rewrite: every non-delta wire dict (tool-call, "
+        "tool-result, finish-step) goes through the discriminated-union validator, and each "
+        "step builds its usage, response and finish-step models validated; together with "
+        "the hand-off at finish-step (a step close may wait for host executions and stop "
+        "conditions, so it stays in the reader task) this is most of the agent's time per "
+        "step. Tool inputs of the common schema shape skip jsonschema (reference/_tool.py "
+        "_plain_check); other schemas still pay for jsonschema's is_valid.",
     ),
 )
 

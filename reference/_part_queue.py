@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import ValidationError
 
 from harness_testkit.spec import (
@@ -19,6 +17,8 @@ from harness_testkit.spec import (
     WireModel,
     parse_stream_part,
 )
+
+from ._handoff import Handoff
 
 __all__ = ["DONE", "DoneFailed", "PartQueue", "QueueItem"]
 
@@ -56,15 +56,17 @@ class PartQueue:
     ``emit`` is the synchronous callback adapters call; it validates what it receives
     (the adapter is an untrusted boundary) and turns an invalid part into an ``error``
     part naming the problem. Parts emitted while no slice is reading (during a pause)
-    stay queued for the next slice.
+    stay queued for the next slice. One hand-off per part: the reader waits only when
+    nothing is queued.
     """
 
     def __init__(self) -> None:
-        send, receive = anyio.create_memory_object_stream[QueueItem | _Wake](math.inf)
-        self._send: MemoryObjectSendStream[QueueItem | _Wake] = send
-        self._receive: MemoryObjectReceiveStream[QueueItem | _Wake] = receive
+        self._items: Handoff[QueueItem | _Wake] = Handoff()
         self._pushback: deque[QueueItem] = deque()
         self.closed = False
+        #: Set by the reader while it waits on an empty queue: handles a part at once
+        #: (returns ``True``) or declines it (``False``: the part is queued).
+        self.translate: Callable[[StreamPart], bool] | None = None
 
     def emit(self, part: StreamPart | Mapping[str, Any]) -> None:
         """The ``emit`` callback handed to the adapter."""
@@ -83,25 +85,29 @@ class PartQueue:
                         f"{_validation_summary(error)}"
                     )
                 )
-        self._send.send_nowait(parsed)
+        translate = self.translate
+        if translate is not None and not self._pushback and not self._items and translate(parsed):
+            return
+        self._items.put(parsed)
 
     def finish(self, item: _Done | DoneFailed) -> None:
         """Post the end of the turn's stream (``done()`` settled); later emits are dropped."""
         if not self.closed:
             self.closed = True
-            self._send.send_nowait(item)
-            self._send.close()
+            self._items.put(item)
+            self._items.close()
 
     def close(self) -> None:
-        """Release the queue's streams (the turn is over; nothing more is read)."""
+        """Release the queue (the turn is over; nothing more is read): queued parts are
+        dropped and a waiting reader gets ``anyio.EndOfStream``."""
         self.closed = True
-        self._send.close()
-        self._receive.close()
+        self._items.close()
+        self._items.clear()
 
     def wake(self) -> None:
         """Wake a reader blocked in :meth:`get_or_wake` (the turn was aborted)."""
         if not self.closed:
-            self._send.send_nowait(_WAKE)
+            self._items.put(_WAKE)
 
     def push_front(self, items: Sequence[QueueItem]) -> None:
         """Re-queue items (a stop condition's unconsumed lookahead) ahead of new ones."""
@@ -118,7 +124,7 @@ class PartQueue:
         """Next item, or ``None`` when :meth:`wake` was called."""
         if self._pushback:
             return self._pushback.popleft()
-        item = await self._receive.receive()
+        item = await self._items.get()
         return None if isinstance(item, _Wake) else item
 
     def drain_nowait(self) -> list[QueueItem]:
@@ -127,8 +133,8 @@ class PartQueue:
         self._pushback.clear()
         while True:
             try:
-                item = self._receive.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                item = self._items.get_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream):
                 return items
             if not isinstance(item, _Wake):
                 items.append(item)

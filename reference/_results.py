@@ -30,6 +30,7 @@ __all__ = [
     "ContentPart",
     "GenerateResult",
     "ReasoningContent",
+    "StepContent",
     "StepResult",
     "TextContent",
     "add_usage",
@@ -122,25 +123,46 @@ class ReasoningContent(WireModel):
 ContentPart: TypeAlias = TextContent | ReasoningContent | ConsumerPart
 
 
-def append_content(content: list[ContentPart], part: ConsumerPart) -> None:
-    """Add a streamed part to a step's content, coalescing text and reasoning deltas.
+class StepContent:
+    """A step's content as it streams, coalescing text and reasoning deltas.
 
-    Like the official agent, a delta extends the previous part when that part has the same
-    kind; ids and metadata of the deltas are not kept.
+    Like the official agent, consecutive deltas of the same kind become one part; ids and
+    metadata of the deltas are not kept. The texts of a run are collected and joined once
+    when the run ends (linear in its length, however many deltas it has).
     """
-    previous = content[-1] if content else None
-    if isinstance(part, ConsumerTextDeltaPart):
-        if isinstance(previous, TextContent):
-            content[-1] = TextContent(text=previous.text + part.text)
+
+    __slots__ = ("_kind", "_parts", "_texts")
+
+    def __init__(self) -> None:
+        self._parts: list[ContentPart] = []
+        self._kind: type[TextContent] | type[ReasoningContent] | None = None
+        self._texts: list[str] = []
+
+    def add(self, part: ConsumerPart) -> None:
+        """Add a streamed consumer part."""
+        if isinstance(part, ConsumerTextDeltaPart):
+            kind: type[TextContent] | type[ReasoningContent] = TextContent
+        elif isinstance(part, ConsumerReasoningDeltaPart):
+            kind = ReasoningContent
         else:
-            content.append(TextContent(text=part.text))
-    elif isinstance(part, ConsumerReasoningDeltaPart):
-        if isinstance(previous, ReasoningContent):
-            content[-1] = ReasoningContent(text=previous.text + part.text)
-        else:
-            content.append(ReasoningContent(text=part.text))
-    else:
-        content.append(part)
+            self._end_run()
+            self._parts.append(part)
+            return
+        if kind is not self._kind:
+            self._end_run()
+            self._kind = kind
+        self._texts.append(part.text)
+
+    def parts(self) -> tuple[ContentPart, ...]:
+        """The content so far (a run of deltas is one part)."""
+        self._end_run()
+        return tuple(self._parts)
+
+    def _end_run(self) -> None:
+        if self._kind is not None:
+            self._parts.append(self._kind(text="".join(self._texts)))
+            self._kind = None
+            self._texts = []
 
 
 @dataclass(frozen=True)

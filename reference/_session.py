@@ -285,7 +285,8 @@ class AgentSession:
 
                         group.start_soon(deadline)
                     outcome = await runner.run()
-                    group.cancel_scope.cancel()
+                    if timeout is not None:  # the deadline task is the group's only task
+                        group.cancel_scope.cancel()
                 completed = True
             finally:
                 # A finish handler may already have started the next turn on this

@@ -26,6 +26,7 @@ from harness_testkit.spec import (
 )
 
 from ._detached import spawn_detached
+from ._handoff import HandoffSink
 from ._results import (
     ContentPart,
     GenerateResult,
@@ -97,6 +98,7 @@ class StreamResult:
         self._abort = abort
         self._abort_grace = abort_grace
         self._max_parts = max_parts
+        self._replay_waiters = 0
         self._structured = structured
         #: The agent's ``output`` format (``None``: no output, and ``output`` raises).
         self.output_format: TextResponseFormat | JsonResponseFormat | None = (
@@ -119,7 +121,7 @@ class StreamResult:
     async def _drive(self) -> None:
         """Run the slice (a detached task, started by the constructor); never raises."""
         try:
-            self._outcome = await self._run(self._sink)
+            self._outcome = await self._run(HandoffSink(self._put, self._has_room))
         except Exception as error:  # a bug below the slice runner: never lose it
             self._outcome = SliceOutcome(error=error)
             if not _is_terminal(self._parts[-1]):
@@ -130,8 +132,11 @@ class StreamResult:
             self._finished.set()
             self._bump()
 
-    async def _sink(self, part: ConsumerPart) -> None:
-        if len(self._parts) >= self._max_parts and not _is_terminal(part):
+    def _has_room(self, count: int) -> bool:
+        return len(self._parts) + count <= self._max_parts
+
+    def _put(self, part: ConsumerPart) -> None:
+        if not self._has_room(1) and not _is_terminal(part):
             raise PartLimitExceededError(
                 f"The turn produced more than {self._max_parts} consumer parts in one "
                 "result, the most a result retains for its readers; raise "
@@ -144,15 +149,22 @@ class StreamResult:
         self._bump()
 
     def _bump(self) -> None:
-        progress, self._progress = self._progress, anyio.Event()
-        progress.set()
+        # Only replay readers wait for progress: no event per part when nobody waits.
+        if self._replay_waiters:
+            progress, self._progress = self._progress, anyio.Event()
+            progress.set()
 
     async def _next_part(self, index: int) -> ConsumerPart | None:
         """Part ``index`` once it exists; ``None`` after the last part."""
         while index >= len(self._parts):
             if self._finished.is_set():
                 return None
-            await self._wait(self._progress)
+            # Only readers that wait make _bump create events (none per part otherwise).
+            self._replay_waiters += 1
+            try:
+                await self._wait(self._progress)
+            finally:
+                self._replay_waiters -= 1
         return self._parts[index]
 
     async def _wait(self, event: anyio.Event) -> None:

@@ -246,12 +246,15 @@ def _validate(schema: Any, value: Any) -> None:
 
 #: Validators keyed by the identity of the schema mapping a tool holds (``Tool`` and
 #: ``BuiltinTool`` keep theirs for their lifetime), least recently used last out. Each
-#: entry keeps its schema alive, so an id is never reused while its entry exists.
-_VALIDATORS: OrderedDict[int, tuple[Mapping[str, Any], Any]] = OrderedDict()
+#: entry keeps its schema alive, so an id is never reused while its entry exists. The
+#: entry's third member is the schema's plain check (see :func:`_plain_check`), or None.
+_VALIDATORS: OrderedDict[int, tuple[Mapping[str, Any], Any, Callable[[Any], bool] | None]] = (
+    OrderedDict()
+)
 _VALIDATOR_CACHE_SIZE = 1024
 
 
-def _validator(schema: Mapping[str, Any]) -> Any:
+def _validator(schema: Mapping[str, Any]) -> tuple[Any, Callable[[Any], bool] | None]:
     # Checking a schema against its metaschema costs more than validating an input, and
     # serialising it to a cache key on every call costs about as much: build each
     # tool's validator once, found again by the identity of the tool's schema.
@@ -259,29 +262,111 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     entry = _VALIDATORS.get(key)
     if entry is not None and entry[0] is schema:
         _VALIDATORS.move_to_end(key)
-        return entry[1]
+        return entry[1], entry[2]
     plain = dict(schema)
     validator_cls = jsonschema.validators.validator_for(plain)
     validator_cls.check_schema(plain)
     validator = validator_cls(plain)
-    _VALIDATORS[key] = (schema, validator)
+    check = _plain_check(plain)
+    _VALIDATORS[key] = (schema, validator, check)
     if len(_VALIDATORS) > _VALIDATOR_CACHE_SIZE:
         _VALIDATORS.popitem(last=False)
-    return validator
+    return validator, check
+
+
+#: ``type`` keywords the plain check knows, with the Python types a parsed JSON value of
+#: that type has. ``integer`` also admits integral floats, as JSON Schema does.
+_BOOLEAN: tuple[type, ...] = (bool,)
+_INTEGER: tuple[type, ...] = (int,)
+_PLAIN_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": _BOOLEAN,
+    "integer": _INTEGER,
+    "number": (int, float),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+_ANNOTATIONS = frozenset({"description", "title"})
+
+
+def _plain_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    """A quick *valid* verdict for the schema shape tools almost always have.
+
+    The shape: ``{"type": "object", "properties": {name: {"type": T}}, "required": [...],
+    "additionalProperties": bool}`` with primitive ``T`` (annotations allowed, no
+    ``$schema``). The returned function answers ``True`` only for values that schema
+    surely accepts (exact JSON types: a ``str`` subclass or a tuple is left to
+    jsonschema); ``False`` means "ask jsonschema", never "invalid". Any other schema
+    returns ``None``: jsonschema alone decides.
+    """
+    if set(schema) - {"type", "properties", "required", "additionalProperties"} - _ANNOTATIONS:
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    additional = schema.get("additionalProperties", True)
+    if (
+        schema.get("type") != "object"
+        or type(properties) is not dict
+        or type(required) is not list
+        or any(type(name) is not str for name in required)
+        or type(additional) is not bool
+    ):
+        return None
+    types: dict[str, tuple[type, ...] | None] = {}
+    for name, subschema in properties.items():
+        if type(subschema) is not dict or set(subschema) - {"type"} - _ANNOTATIONS:
+            return None
+        kind = subschema.get("type")
+        if kind is None:
+            types[name] = None
+        elif type(kind) is str and kind in _PLAIN_TYPES:
+            types[name] = _PLAIN_TYPES[kind]
+        else:
+            return None
+    needed = tuple(required)
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        for name in needed:
+            if name not in value:
+                return False
+        for name, item in value.items():
+            if name not in types:
+                if additional:
+                    continue
+                return False
+            allowed = types[name]
+            if allowed is None:
+                continue
+            kind = type(item)
+            if kind is bool:
+                if allowed is _BOOLEAN:
+                    continue
+                return False
+            if kind in allowed:
+                continue
+            if kind is float and allowed is _INTEGER and item.is_integer():
+                continue
+            return False
+        return True
+
+    return check
 
 
 def validate_json_schema(value: Any, schema: Mapping[str, Any]) -> None:
     """``jsonschema.validate`` with a validator cached per schema object.
 
-    Valid input is decided by ``is_valid`` alone; only invalid input pays for the error
-    search.
+    Valid input is decided by a plain check (the common tool-schema shape) or by
+    ``is_valid``; only invalid input pays for the error search.
 
     Raises:
         jsonschema.ValidationError: the best-matching error, as ``jsonschema.validate``.
         jsonschema.SchemaError: the schema itself is invalid.
     """
-    validator = _validator(schema)
-    if validator.is_valid(value):
+    validator, check = _validator(schema)
+    if (check is not None and check(value)) or validator.is_valid(value):
         return
     error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is not None:

@@ -44,11 +44,25 @@ from ._tool import Tool, parse_tool_call_input
 __all__ = [
     "compaction_parts",
     "consumer_call",
+    "consumer_delta",
     "file_change_parts",
     "harness_outcome",
     "host_outcome",
     "text_like_part",
 ]
+
+
+def consumer_delta(
+    part: TextDeltaPart | ReasoningDeltaPart,
+) -> ConsumerTextDeltaPart | ConsumerReasoningDeltaPart:
+    """The consumer delta of a harness text or reasoning delta (step content)."""
+    if isinstance(part, TextDeltaPart):
+        return ConsumerTextDeltaPart(
+            id=part.id, text=part.delta, provider_metadata=part.harness_metadata
+        )
+    return ConsumerReasoningDeltaPart(
+        id=part.id, text=part.delta, provider_metadata=part.harness_metadata
+    )
 
 
 def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
@@ -59,21 +73,13 @@ def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
     """
     if isinstance(part, TextStartPart):
         return ConsumerTextStartPart(id=part.id, provider_metadata=part.harness_metadata), False
-    if isinstance(part, TextDeltaPart):
-        delta = ConsumerTextDeltaPart(
-            id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-        )
-        return delta, True
+    if isinstance(part, TextDeltaPart | ReasoningDeltaPart):
+        return consumer_delta(part), True
     if isinstance(part, TextEndPart):
         return ConsumerTextEndPart(id=part.id, provider_metadata=part.harness_metadata), False
     if isinstance(part, ReasoningStartPart):
         start = ConsumerReasoningStartPart(id=part.id, provider_metadata=part.harness_metadata)
         return start, False
-    if isinstance(part, ReasoningDeltaPart):
-        delta_r = ConsumerReasoningDeltaPart(
-            id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-        )
-        return delta_r, True
     if isinstance(part, ReasoningEndPart):
         end = ConsumerReasoningEndPart(id=part.id, provider_metadata=part.harness_metadata)
         return end, False

@@ -53,9 +53,11 @@ from harness_testkit.spec import (
     PendingToolApproval,
     PendingToolResult,
     PromptControl,
+    ReasoningDeltaPart,
     StepResponse,
     StreamPart,
     StreamStartPart,
+    TextDeltaPart,
     ToolApprovalRequestPart,
     ToolCallPart,
     ToolContextValidationError,
@@ -71,13 +73,15 @@ from harness_testkit.spec import (
 from harness_testkit.spec import ProviderMetadata as Metadata
 
 from ._detached import spawn_detached
+from ._handoff import HandoffSink
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
-from ._results import ContentPart, StepResult, add_usage, append_content, normalize_usage
+from ._results import StepContent, StepResult, add_usage, normalize_usage
 from ._strip import StreamingStripper, strip_value, strip_work_dir
 from ._tool import Tool, ToolExecutionOptions
 from ._translate import (
     compaction_parts,
     consumer_call,
+    consumer_delta,
     file_change_parts,
     harness_outcome,
     host_outcome,
@@ -160,6 +164,9 @@ class SliceRunner:
         self.control = control
         self.queue = queue
         self.sink = sink
+        # The sink's synchronous twin, when it has one: deltas are then translated inside
+        # the adapter's emit while the reader waits (see _translate_now).
+        self.sink_now = sink if isinstance(sink, HandoffSink) else None
         self.suspend_adapter = harness_session_suspend
         self.continuing = continuing
         self.approvals = list(approvals)
@@ -178,7 +185,7 @@ class SliceRunner:
         # step state
         self.step_open = False
         self.step_has_content = False
-        self.step_content: list[ContentPart] = []
+        self.step_content = StepContent()
         # Deferred outcomes (2.2.12), flushed at the step boundary. ``True``: a step part
         # (a harness tool result, a preliminary host result: opens the step, is content);
         # ``False``: a continuation part (a host result captured while suspending).
@@ -235,7 +242,9 @@ class SliceRunner:
             self.task_group = None
         # Ended normally: stop done() (a pause or suspension leaves it waiting) and give
         # it the grace period to settle, unless that grace was already spent waiting.
-        self.done_scope.cancel()
+        # (anyio formats a reason string on every cancel(): skip it when done() settled.)
+        if not self.done_settled.is_set():
+            self.done_scope.cancel()
         with anyio.move_on_after(0 if self.grace_spent else self.abort_grace):
             await self.done_settled.wait()
         return self.outcome
@@ -253,11 +262,19 @@ class SliceRunner:
         finally:
             self.done_settled.set()
 
-    async def _next(self) -> QueueItem:
+    async def _next(self, *, translate: bool = False) -> QueueItem:
         # One read per part, no per-part task group: an abort wakes the reader through
-        # the queue (see _watch_abort).
+        # the queue (see _watch_abort). With ``translate``, deltas the adapter emits while
+        # the reader waits are handled inside emit (one hand-off per part, not two).
         while not self.abort.is_set():
-            item = await self.queue.get_or_wake()
+            if translate and self.sink_now is not None:
+                self.queue.translate = self._translate_now
+                try:
+                    item = await self.queue.get_or_wake()
+                finally:
+                    self.queue.translate = None
+            else:
+                item = await self.queue.get_or_wake()
             if item is not None:
                 return item
         # The adapter must settle done() after an abort; do not wait forever.
@@ -266,6 +283,48 @@ class SliceRunner:
         self.grace_spent = True
         return DONE
 
+    def _translate_now(self, part: StreamPart) -> bool:
+        """Handle a part inside ``emit``; ``False``: the part is queued for the reader.
+
+        Called only while the read loop waits on an empty queue, so handling the part
+        here is what the reader would do next. Only parts whose handling never waits
+        and changes no pause or stop decision qualify: text and reasoning deltas inside
+        an open step, tool results (held until the step closes) and provider-executed
+        tool calls while no pause is pending.
+        """
+        sink = self.sink_now
+        # Two parts at most (start-step, the part): a full sink refuses on the awaited path.
+        if sink is None or self.abort.is_set() or not sink.has_room(2):
+            return False
+        kind = type(part)
+        if kind is TextDeltaPart or kind is ReasoningDeltaPart:
+            if not self.step_open:
+                return False
+            consumer: ConsumerPart = consumer_delta(part)  # type: ignore[arg-type]
+        elif kind is ToolResultPart:
+            self._handle_tool_result(part)  # type: ignore[arg-type]
+            return True
+        elif kind is ToolCallPart:
+            call: ToolCallPart = part  # type: ignore[assignment]
+            if call.provider_executed is not True or self.pause_requested:
+                return False
+            if self._settled(call):
+                return True
+            try:
+                consumer = self._consumer_call(call)
+            except Exception:  # the reader fails the turn with it, as for any part
+                return False
+            self._note_call(call, consumer)
+        else:
+            return False
+        if not self.step_open:
+            self.step_open = True
+            sink.put(ConsumerStartStepPart())
+        sink.put(consumer)
+        self.step_has_content = True
+        self._record_content(consumer)
+        return True
+
     async def _watch_abort(self, scope: anyio.CancelScope) -> None:
         with scope:
             await self.abort.wait()
@@ -273,7 +332,7 @@ class SliceRunner:
 
     async def _read_loop(self) -> None:
         while True:
-            item = await self._next()
+            item = await self._next(translate=True)
             if isinstance(item, _Done):
                 await self._on_stream_closed()
                 return
@@ -344,7 +403,7 @@ class SliceRunner:
             self._record_content(part)
 
     def _record_content(self, part: ConsumerPart) -> None:
-        append_content(self.step_content, part)
+        self.step_content.add(part)
 
     async def _handle_tool_input(
         self, part: ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart
@@ -381,15 +440,23 @@ class SliceRunner:
     def _consumer_call(self, part: ToolCallPart) -> ConsumerToolCallPart:
         return consumer_call(part, self.work_dir, self.frozen.merged_tools)
 
-    async def _handle_tool_call(self, part: ToolCallPart) -> None:
-        call_id = part.tool_call_id
-        if call_id in self.host_settled or call_id in self.builtin_settled:
-            return  # a replay of a call this slice already settled (5.4.5, 5.4.8)
-        consumer = self._consumer_call(part)
-        self.seen_calls[call_id] = _SeenCall(part, consumer, part.provider_executed is True)
+    def _settled(self, part: ToolCallPart) -> bool:
+        # A replay of a call this slice already settled (5.4.5, 5.4.8).
+        return part.tool_call_id in self.host_settled or part.tool_call_id in self.builtin_settled
+
+    def _note_call(self, part: ToolCallPart, consumer: ConsumerToolCallPart) -> None:
+        self.seen_calls[part.tool_call_id] = _SeenCall(
+            part, consumer, part.provider_executed is True
+        )
         if self.seen_in_step == 0 and part.step_tool_call_count is not None:
             self.expected_calls = part.step_tool_call_count
         self.seen_in_step += 1
+
+    async def _handle_tool_call(self, part: ToolCallPart) -> None:
+        if self._settled(part):
+            return
+        consumer = self._consumer_call(part)
+        self._note_call(part, consumer)
         await self._forward(consumer, content=True)
         if part.provider_executed is True:
             return
@@ -595,7 +662,7 @@ class SliceRunner:
                 call_id=self.call_id,
                 provider=f"harness:{self.core.harness_id}",
                 model_id=self.model_id,
-                content=tuple(self.step_content),
+                content=self.step_content.parts(),
                 finish_reason=finish_reason.unified,
                 raw_finish_reason=finish_reason.raw,
                 usage=usage,
@@ -629,7 +696,7 @@ class SliceRunner:
     def _reset_step(self) -> None:
         self.step_open = False
         self.step_has_content = False
-        self.step_content = []
+        self.step_content = StepContent()
         self.expected_calls = None
         self.seen_in_step = 0
 
@@ -646,7 +713,8 @@ class SliceRunner:
             self.executions_idle.set()
 
     async def _join_executions(self) -> None:
-        await self.executions_idle.wait()
+        if self.running_executions:
+            await self.executions_idle.wait()
         if self.deferred_failure is not None:
             failure, self.deferred_failure = self.deferred_failure, None
             raise _SliceFailed(failure)

@@ -20,7 +20,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from ._json import WIRE_CONFIG, JSONValue, find_non_json, is_json_value
+from ._json import MAX_SAFE_INTEGER, WIRE_CONFIG, JSONValue, find_non_json, is_json_value
 
 __all__ = [
     "MAX_PART_DEPTH",
@@ -455,11 +455,46 @@ def parse_stream_part(obj: object) -> StreamPart:
 MAX_PART_DEPTH = 64
 
 
+#: Containers :func:`_plainly_bounded` visits before leaving the decision to the full check.
+_PLAIN_WALK_BUDGET = 10_000
+
+
+def _plainly_bounded(obj: dict[Any, Any] | list[Any]) -> bool:
+    """Whether ``obj`` surely has none of the problems :func:`refuse_unbounded` refuses.
+
+    The common case (plain dicts, lists and scalars, shallow, safe integers) is decided
+    without building a JSON path per value. Anything else (a container deeper than
+    :data:`MAX_PART_DEPTH`, which a cycle always is, an unsafe integer, a value of any
+    other type, more than a budget of containers) returns ``False`` and the full check,
+    :func:`find_non_json`, decides and names the problem.
+    """
+    if type(obj) is not dict and type(obj) is not list:
+        return False
+    stack: list[tuple[dict[Any, Any] | list[Any], int]] = [(obj, 0)]
+    budget = _PLAIN_WALK_BUDGET
+    while stack:
+        item, depth = stack.pop()
+        budget -= 1
+        if depth >= MAX_PART_DEPTH or budget < 0:
+            return False
+        for child in item.values() if type(item) is dict else item:
+            kind = type(child)
+            if kind is str or kind is bool or kind is float or child is None:
+                continue
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind is not int or not -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
+                return False
+    return True
+
+
 def refuse_unbounded(obj: object, title: str) -> None:
     """Raise a ``ValidationError`` for a part nested deeper than :data:`MAX_PART_DEPTH`,
     containing itself or holding an integer outside the JSON-safe range (checked
     iteratively, before any recursive validation)."""
     if not isinstance(obj, dict | list):
+        return
+    if _plainly_bounded(obj):
         return
     problem = find_non_json(obj, "part", max_depth=MAX_PART_DEPTH, safe_integers=True)
     bounded = ("nested deeper", "(a cycle)", "JSON-safe range")

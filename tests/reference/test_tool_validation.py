@@ -12,7 +12,11 @@ from hypothesis import strategies as st
 
 from harness_testkit.reference import Tool, tool
 from harness_testkit.reference import _tool as tool_module
-from harness_testkit.reference._tool import parse_tool_call_input, validate_json_schema
+from harness_testkit.reference._tool import (
+    _plain_check,
+    parse_tool_call_input,
+    validate_json_schema,
+)
 from harness_testkit.spec import BuiltinTool
 
 SCHEMA: dict[str, Any] = {
@@ -55,7 +59,7 @@ def test_a_tools_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> Non
             )
             assert not parsed.invalid
     assert len(checked) == 2  # one metaschema check per tool schema, not one per call
-    assert [schema for schema, _ in cache.values()] == [bash.input_schema, host.input_schema]
+    assert [entry[0] for entry in cache.values()] == [bash.input_schema, host.input_schema]
 
 
 def test_an_equal_but_distinct_schema_gets_its_own_validator() -> None:
@@ -105,3 +109,83 @@ def test_invalid_tool_input_keeps_its_error_text() -> None:
         "Invalid input for tool bash: AI_TypeValidationError: Type validation failed: "
         "Value: {\"command\":3}.\nError message: 3 is not of type 'string'"
     )
+
+
+# -- the plain check: a quick "valid" for the common tool-schema shape -----------------
+
+_TYPE_NAMES = ["string", "boolean", "integer", "number", "object", "array", "null"]
+_PLAIN_SCHEMAS = st.fixed_dictionaries(
+    {
+        "type": st.just("object"),
+        "properties": st.dictionaries(
+            st.sampled_from(["a", "b", "c"]),
+            st.one_of(
+                st.builds(lambda kind: {"type": kind}, st.sampled_from(_TYPE_NAMES)),
+                st.just({"description": "anything"}),
+            ),
+            max_size=3,
+        ),
+    },
+    optional={
+        "required": st.lists(st.sampled_from(["a", "b", "c", "d"]), unique=True, max_size=3),
+        "additionalProperties": st.booleans(),
+        "description": st.text(max_size=3),
+    },
+)
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([1.0, -2.0, 0.5])
+    | st.text(max_size=2),
+    lambda inner: (
+        st.lists(inner, max_size=2)
+        | st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=4)
+    ),
+    max_leaves=6,
+)
+
+
+@given(schema=_PLAIN_SCHEMAS, value=_JSON_VALUES)
+def test_the_plain_check_decides_json_values_as_jsonschema_does(
+    schema: dict[str, Any], value: Any
+) -> None:
+    check = _plain_check(schema)
+    assert check is not None
+    # On parsed JSON the verdict is exact (so valid input never pays for jsonschema);
+    # validate_json_schema relies only on "True means valid".
+    assert check(value) == (_expected_error(value, schema) is None), (schema, value)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        SCHEMA,  # minLength, minimum
+        {"type": "object", "properties": {"a": {"type": ["string", "null"]}}},
+        {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"},
+        {"type": "object", "patternProperties": {"^x": {"type": "string"}}},
+        {"type": "array"},
+        {"type": "object", "additionalProperties": {"type": "string"}},
+    ],
+)
+def test_other_schemas_are_left_to_jsonschema(schema: dict[str, Any]) -> None:
+    assert _plain_check(schema) is None
+
+
+def test_a_plain_schema_still_rejects_with_jsonschemas_message() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"command": {"type": "string"}},
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+    validate_json_schema({"command": "ls"}, schema)
+    for value, message in [
+        ({"command": 3}, "3 is not of type 'string'"),
+        ({}, "'command' is a required property"),
+        ({"command": "ls", "x": 1}, "Additional properties are not allowed ('x' was unexpected)"),
+    ]:
+        with pytest.raises(jsonschema.ValidationError) as caught:
+            validate_json_schema(value, schema)
+        assert caught.value.message == message

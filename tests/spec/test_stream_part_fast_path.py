@@ -14,8 +14,14 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from harness_testkit.conformance import corrupted_stream_parts, stream_parts
-from harness_testkit.spec import parse_stream_part
-from harness_testkit.spec._stream_parts import _STREAM_PART_ADAPTER, refuse_unbounded
+from harness_testkit.spec import find_non_json, parse_stream_part
+from harness_testkit.spec._stream_parts import (
+    _PLAIN_WALK_BUDGET,
+    _STREAM_PART_ADAPTER,
+    MAX_PART_DEPTH,
+    _plainly_bounded,
+    refuse_unbounded,
+)
 
 
 class _Text(str):
@@ -124,3 +130,80 @@ def test_wire_dicts_of_every_part_parse_as_the_validator_parses_them(part: dict[
 @given(part=corrupted_stream_parts())
 def test_corrupted_parts_keep_the_validators_outcome(part: Any) -> None:
     _assert_same(part)
+
+
+# -- refuse_unbounded: the plain walk decides only what the full check would decide ----
+
+
+def _full_check_refuses(obj: Any) -> bool:
+    """What refuse_unbounded decided before the plain walk: the full check alone."""
+    problem = find_non_json(obj, "part", max_depth=MAX_PART_DEPTH, safe_integers=True)
+    bounded = ("nested deeper", "(a cycle)", "JSON-safe range")
+    return problem is not None and any(marker in problem for marker in bounded)
+
+
+def _refuses(obj: Any) -> bool:
+    try:
+        refuse_unbounded(obj, "StreamPart")
+    except ValidationError:
+        return True
+    return False
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(levels):
+        value = {"a": [value]}
+    return value
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=3),
+    st.integers(min_value=-(2**60), max_value=2**60),
+    st.sampled_from([2**53 - 1, 2**53, -(2**53)]),
+    st.builds(_Text, st.text(max_size=3)),
+    st.frozensets(st.integers(), max_size=2),
+)
+_TREES = st.recursive(
+    _SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(st.text(max_size=2), children, max_size=3),
+        st.tuples(children),
+    ),
+    max_leaves=12,
+)
+
+
+@given(tree=st.dictionaries(st.text(max_size=2), _TREES, max_size=4))
+def test_plain_walk_never_changes_what_is_refused(tree: dict[str, Any]) -> None:
+    if _plainly_bounded(tree):
+        assert not _full_check_refuses(tree)
+    assert _refuses(tree) == _full_check_refuses(tree)
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        _nested(MAX_PART_DEPTH // 2 - 1),
+        _nested(MAX_PART_DEPTH // 2),
+        _nested(MAX_PART_DEPTH),
+        {"type": "raw", "rawValue": [2**53]},
+        {"type": "raw", "rawValue": {"n": -(2**53 - 1)}},
+        {"type": "raw", "rawValue": [True, 1.5, None, "x"]},
+        {"type": "raw", "rawValue": [[0] * 3] * (_PLAIN_WALK_BUDGET + 1)},
+    ],
+)
+def test_deep_wide_and_unsafe_parts_keep_the_full_checks_decision(obj: Any) -> None:
+    assert _refuses(obj) == _full_check_refuses(obj)
+
+
+def test_a_part_containing_itself_is_still_refused_as_a_cycle() -> None:
+    cyclic: dict[str, Any] = {"type": "raw", "rawValue": []}
+    cyclic["rawValue"].append(cyclic)
+    with pytest.raises(ValidationError, match=r"contains itself \(a cycle\)"):
+        parse_stream_part(cyclic)
+    assert not _plainly_bounded(cyclic)

@@ -1,0 +1,117 @@
+"""Handoff (the turn's part hand-off) and StepContent (deltas joined once)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness_testkit.reference._handoff import Handoff
+from harness_testkit.reference._results import ReasoningContent, StepContent, TextContent
+from harness_testkit.spec import (
+    ConsumerReasoningDeltaPart,
+    ConsumerTextDeltaPart,
+    ConsumerToolCallPart,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_items_come_out_in_order_and_a_reader_waits_only_when_empty() -> None:
+    handoff: Handoff[int] = Handoff()
+    handoff.put(1)
+    handoff.put(2)
+    handoff.push_front([-1, 0])
+    assert len(handoff) == 4
+    assert [await handoff.get() for _ in range(4)] == [-1, 0, 1, 2]
+    with pytest.raises(anyio.WouldBlock):
+        handoff.get_nowait()
+    received: list[int] = []
+
+    async def reader() -> None:
+        received.append(await handoff.get())
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(reader)
+            await anyio.wait_all_tasks_blocked()
+            assert received == []  # waiting: nothing queued
+            handoff.put(3)
+    assert received == [3]
+
+
+async def test_close_delivers_what_is_queued_then_ends_the_stream() -> None:
+    handoff: Handoff[str] = Handoff()
+    handoff.put("a")
+    handoff.close()
+    assert handoff.closed
+    with pytest.raises(anyio.ClosedResourceError):
+        handoff.put("b")
+    assert await handoff.get() == "a"
+    with pytest.raises(anyio.EndOfStream):
+        await handoff.get()
+    with pytest.raises(anyio.EndOfStream):
+        handoff.get_nowait()
+
+
+async def test_close_wakes_every_waiting_reader_with_end_of_stream() -> None:
+    handoff: Handoff[int] = Handoff()
+    ended: list[str] = []
+
+    async def reader(name: str) -> None:
+        try:
+            await handoff.get()
+        except anyio.EndOfStream:
+            ended.append(name)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(reader, "first")
+            group.start_soon(reader, "second")
+            await anyio.wait_all_tasks_blocked()
+            handoff.close()
+    assert sorted(ended) == ["first", "second"]
+
+
+async def test_a_waiting_reader_is_cancellable_and_the_item_stays_queued() -> None:
+    handoff: Handoff[int] = Handoff()
+    with anyio.move_on_after(0.01):
+        await handoff.get()
+    handoff.put(7)
+    assert handoff.get_nowait() == 7
+
+
+def _delta(kind: str, text: str) -> ConsumerTextDeltaPart | ConsumerReasoningDeltaPart:
+    if kind == "text":
+        return ConsumerTextDeltaPart(id="t", text=text)
+    return ConsumerReasoningDeltaPart(id="r", text=text)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["text", "reasoning", "call"]), st.text(max_size=5))))
+def test_step_content_coalesces_runs_of_deltas_like_concatenation(
+    items: list[tuple[str, str]],
+) -> None:
+    content = StepContent()
+    expected: list[object] = []
+    for kind, text in items:
+        if kind == "call":
+            part = ConsumerToolCallPart(tool_call_id=text, tool_name="t", input={})
+            content.add(part)
+            expected.append(part)
+            continue
+        content.add(_delta(kind, text))
+        model = TextContent if kind == "text" else ReasoningContent
+        if expected and type(expected[-1]) is model:
+            previous = expected.pop()
+            assert isinstance(previous, TextContent | ReasoningContent)
+            expected.append(model(text=previous.text + text))
+        else:
+            expected.append(model(text=text))
+    parts = content.parts()
+    assert list(parts) == expected
+    assert [part.to_wire() for part in parts] == [
+        part.to_wire()  # type: ignore[attr-defined]
+        for part in expected
+    ]
+    assert content.parts() == parts  # reading twice changes nothing
