@@ -1,4 +1,9 @@
-"""``HarnessAgent``: the reference agent with the official harness-v1 semantics."""
+"""``HarnessAgent``: the reference agent with the official harness-v1 semantics.
+
+One idea: the agent's public surface (construction checks, sessions, ``stream``/``generate``
+and their continuations, the call settings they freeze) in one class; the turn engine,
+sessions and results live in their own modules.
+"""
 
 from __future__ import annotations
 

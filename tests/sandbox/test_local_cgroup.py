@@ -187,4 +187,4 @@ async def test_sweep_can_be_chosen_and_bad_choices_are_named(tmp_path: Path) -> 
     finally:
         await session.destroy()
     with pytest.raises(ValueError, match="use 'auto', 'cgroup' or 'sweep'"):
-        LocalSandboxProvider(tmp_path, process_tracking="cgroups")  # type: ignore[arg-type]
+        LocalSandboxProvider(tmp_path, process_tracking="cgroups")  # type: ignore[arg-type]  # a misspelling on purpose
