@@ -8,31 +8,53 @@ event loop. Each session gets one thread with a blocking portal (asyncio) for it
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
 
 import anyio
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
 
 __all__ = ["RuntimeThread"]
 
+#: How long starting or stopping the thread may take (seconds).
+_JOIN_TIMEOUT = 30.0
+
 
 class RuntimeThread:
-    """One event-loop thread; :meth:`close` cancels what still runs and joins it."""
+    """One event-loop thread; :meth:`close` cancels what still runs and joins it.
+
+    The thread is a daemon: a session its owner never destroyed must not keep the Python
+    process alive at exit (the portal's own worker threads are joined at exit).
+    """
 
     def __init__(self) -> None:
-        self._stack = contextlib.ExitStack()
         self._portal: BlockingPortal | None = None
+        self._thread: threading.Thread | None = None
         self._futures: list[Future[Any]] = []
 
     @classmethod
     async def open(cls) -> RuntimeThread:
         """Start the thread (its loop is running when this returns)."""
         runner = cls()
-        runner._portal = await anyio.to_thread.run_sync(
-            runner._stack.enter_context, start_blocking_portal("asyncio")
-        )
+        ready: Future[BlockingPortal] = Future()
+
+        async def serve() -> None:
+            async with BlockingPortal() as portal:
+                ready.set_result(portal)
+                await portal.sleep_until_stopped()
+
+        def run() -> None:
+            try:
+                anyio.run(serve, backend="asyncio")
+            except BaseException as error:  # reported to the opener
+                if not ready.done():
+                    ready.set_exception(error)
+
+        runner._thread = threading.Thread(target=run, name="claude-code-runtime", daemon=True)
+        runner._thread.start()
+        runner._portal = await anyio.to_thread.run_sync(ready.result, _JOIN_TIMEOUT)
         return runner
 
     def start(self, function: Callable[..., Awaitable[Any]], *args: Any) -> None:
@@ -43,11 +65,18 @@ class RuntimeThread:
         self._futures.append(self._portal.start_task_soon(function, *args))
 
     async def close(self) -> None:
-        """Cancel running work and stop the thread."""
+        """Cancel running work and stop the thread (bounded: a stuck loop is left)."""
         portal, self._portal = self._portal, None
-        if portal is None:
+        thread, self._thread = self._thread, None
+        if portal is None or thread is None:
             return
         for future in self._futures:
             future.cancel()
+
+        def stop() -> None:
+            with contextlib.suppress(RuntimeError):
+                portal.call(portal.stop, True)
+            thread.join(_JOIN_TIMEOUT)
+
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self._stack.close)
+            await anyio.to_thread.run_sync(stop)
