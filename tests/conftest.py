@@ -36,6 +36,30 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "smoke"))
 
 
+def _exhaustive_selected(config: pytest.Config) -> bool:
+    return (
+        os.environ.get("HYPOTHESIS_PROFILE") == "exhaustive"
+        or os.environ.get("HARNESS_TESTKIT_EXHAUSTIVE") == "1"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Sweeps marked ``exhaustive`` (every mutant at every seed ...) run only on request.
+
+    They take hours on two cores, so the default run and CI skip them with a reason that
+    says how to run them (``HARNESS_TESTKIT_EXHAUSTIVE=1`` or
+    ``HYPOTHESIS_PROFILE=exhaustive``); the default run keeps a sample of each sweep.
+    """
+    if _exhaustive_selected(config):
+        return
+    skip = pytest.mark.skip(
+        reason="exhaustive sweep: run with HARNESS_TESTKIT_EXHAUSTIVE=1 (or HYPOTHESIS_PROFILE=exhaustive)"
+    )
+    for item in items:
+        if item.get_closest_marker("exhaustive") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_sandbox_leaks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Fail the run when a local sandbox leaves a process, cgroup or directory behind.

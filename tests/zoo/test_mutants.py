@@ -114,7 +114,7 @@ def _judged(mutant: Mutant, options: RunOptions) -> MutantOutcome:
     return outcome
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize(
     ("name", "seed"), [(name, seed) for name in mutant_names() for seed in range(10)]
 )

@@ -79,7 +79,7 @@ def test_survivor_class_is_killed(name: str, profile: str, seed: int) -> None:
     _assert_killed(name, profile, seed)
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize(
     ("name", "profile", "seed"),
     [case for case in _cases(ALL_SEEDS) if case not in _default_cases()],
