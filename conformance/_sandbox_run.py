@@ -147,6 +147,9 @@ def sandbox_target_from(
     declared = capabilities
     if declared is None:
         raw = getattr(found, "capabilities", None)
+        if isinstance(found, type) or raw is None:
+            # A provider class's declaration is a property: read it from the instance.
+            raw = getattr(provider, "capabilities", None)
         declared = SandboxCapabilities() if raw is None else _capabilities_from(raw, where)
     return SandboxTarget(
         provider=provider,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -193,6 +194,25 @@ class DockerSandboxProvider:
     def provider_id(self) -> str:
         """``"docker"``."""
         return "docker"
+
+    @property
+    def capabilities(self) -> dict[str, bool | int | None]:
+        """What this provider enforces, by the provider suite's capability names.
+
+        Containers run with ``network_mode="none"``, memory/CPU/process limits, a
+        read-only root and a size-limited workspace (the disk quota, in bytes, from
+        ``workspace_size``); system files are protected only while the session user is
+        not root. ``harness-testkit check-sandbox`` reads it.
+        """
+        return {
+            "resume": True,
+            "snapshots": True,
+            "kills_process_tree": True,
+            "network_isolation": True,
+            "resource_limits": True,
+            "protects_system_files": self.user.split(":", 1)[0] not in ("0", "root"),
+            "disk_quota": _size_in_bytes(self.workspace_size),
+        }
 
     # -- engine --------------------------------------------------------------------
 
@@ -767,3 +787,16 @@ class DockerSandboxProvider:
             for reference in found.images:
                 self._remove_image(reference)
         return found
+
+
+_SIZE = re.compile(r"(\d+)([bkmg]?)", re.IGNORECASE)
+
+
+def _size_in_bytes(size: str) -> int | None:
+    """Bytes of a Docker size string (``"512m"``: binary units, as the engine reads them);
+    ``None`` when it is not one (no quota is claimed then)."""
+    match = _SIZE.fullmatch(size.strip())
+    if match is None:
+        return None
+    shift = {"": 0, "b": 0, "k": 10, "m": 20, "g": 30}[match.group(2).lower()]
+    return int(match.group(1)) << shift

@@ -497,6 +497,23 @@ class LocalSandboxProvider:
         return "local"
 
     @property
+    def capabilities(self) -> dict[str, bool | int | None]:
+        """What this provider enforces, by the provider suite's capability names.
+
+        Paths are confined beneath the session root and a command's process tree is
+        killed (cgroup or sweep, see ``process_tracking``); commands themselves run on the
+        host unconfined by design, so no network isolation, resource limits, system-file
+        protection or disk quota is claimed. ``harness-testkit check-sandbox`` reads it.
+        """
+        return {
+            "resume": True,
+            "snapshots": True,
+            "path_confinement": True,
+            "kills_process_tree": True,
+            "host_directory": True,
+        }
+
+    @property
     def base_dir(self) -> Path:
         """The base directory (sessions, templates and locks live under it)."""
         return self._base

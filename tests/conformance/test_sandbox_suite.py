@@ -110,3 +110,17 @@ def test_every_check_names_its_requirement_or_capability() -> None:
         assert check.requirements or check.capability, check.name
         assert check.capability is None or check.capability in capability_names, check.name
     assert len({check.name for check in SANDBOX_CHECKS}) == len(SANDBOX_CHECKS)
+
+
+def test_the_kit_providers_declare_what_the_suite_runs_them_with() -> None:
+    """`check-sandbox` on the kit's own providers runs every check the tests above run."""
+    from harness_testkit.conformance import sandbox_target_from
+
+    local = sandbox_target_from(LocalSandboxProvider, where="LocalSandboxProvider")
+    assert local.capabilities == LOCAL_CAPABILITIES
+    docker = DockerSandboxProvider(workspace_size=f"{DOCKER_WORKSPACE_MIB}m")
+    assert sandbox_target_from(docker, where="docker").capabilities == DOCKER_CAPABILITIES
+    as_root = DockerSandboxProvider(user="0:0", workspace_size="1g")
+    claimed = sandbox_target_from(as_root, where="docker as root").capabilities
+    assert not claimed.protects_system_files
+    assert claimed.disk_quota == 1 << 30
