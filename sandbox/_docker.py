@@ -197,13 +197,8 @@ class DockerSandboxProvider:
 
     @property
     def capabilities(self) -> dict[str, bool | int | None]:
-        """What this provider enforces, by the provider suite's capability names.
-
-        Containers run with ``network_mode="none"``, memory/CPU/process limits, a
-        read-only root and a size-limited workspace (the disk quota, in bytes, from
-        ``workspace_size``); system files are protected only while the session user is
-        not root. ``harness-testkit check-sandbox`` reads it.
-        """
+        """What this provider enforces, by the provider suite's capability names (the
+        quota from ``workspace_size``; system files only while the user is not root)."""
         return {
             "resume": True,
             "snapshots": True,

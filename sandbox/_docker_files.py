@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import posixpath
+import select
 import socket
 import time
 from contextlib import suppress
@@ -35,6 +36,8 @@ _READ_SCRIPT = (
     f'f="$1"; {_KIND_TEST}[ -e "$f" ] || exit {_MISSING}; '
     'wc -c < "$f" >&2 || exit 1; exec cat -- "$f"'
 )
+#: Bytes sent per ``send`` of a write's content.
+_CHUNK = 64 * 1024
 #: How often a read whose byte count does not match the file's size is tried again.
 _READ_ATTEMPTS = 3
 _WRITE_SCRIPT = (
@@ -88,10 +91,11 @@ def _exec(
         raw.settimeout(timeout)
         if stdin is not None:
             try:
-                raw.sendall(stdin)
-                raw.shutdown(socket.SHUT_WR)
+                cut_short = not _feed(raw, stdin, timeout)
             except (BrokenPipeError, ConnectionResetError):
                 cut_short = True  # the command stopped reading: its exit code says why
+            with suppress(OSError):
+                raw.shutdown(socket.SHUT_WR)
         with suppress(ConnectionResetError, BrokenPipeError):
             for stream_id, data in frames_iter(connection, tty=False):
                 (err if stream_id == 2 else out).append(bytes(data))
@@ -108,6 +112,28 @@ def _exec(
     if cut_short and not err:
         err.append(b"the command stopped reading its input (the workspace may be full)")
     return code, b"".join(out), b"".join(err)
+
+
+def _feed(raw: socket.socket, data: bytes, timeout: float) -> bool:
+    """Send ``data`` as the command's stdin; ``False`` when the command answered first.
+
+    The write script prints nothing unless it fails, so output arriving before all input
+    is sent means the command gave up (``No space left on device``): stop feeding it then,
+    instead of blocking on a peer that no longer reads (the engine keeps the connection
+    open for minutes).
+    """
+    view = memoryview(data)
+    deadline = time.monotonic() + timeout
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        readable, writable, _ = select.select([raw], [raw], [], left)
+        if readable:
+            return False
+        if writable:
+            view = view[raw.send(view[:_CHUNK]) :]
+    return True
 
 
 def _exit_code(api: Any, exec_id: str, *, timeout: float, shown: str, verb: str) -> int:
