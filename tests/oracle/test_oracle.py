@@ -81,7 +81,16 @@ def test_oracle_inventory(capsys: pytest.CaptureFixture[str]) -> None:
 def test_reference_matches_official(name: str, anyio_backend: str) -> None:
     """The reference agent prints the official lines (declared decision diffs applied)."""
     expected, _ = expected_lines(name)
-    assert twin_lines(name, backend=anyio_backend) == expected
+    got = twin_lines(name, backend=anyio_backend)
+    differing = next(
+        (
+            f"line {i + 1}:\n  python:   {a}\n  official: {b}"
+            for i, (a, b) in enumerate(zip(got, expected, strict=False))
+            if a != b
+        ),
+        f"{len(got)} lines vs {len(expected)}",
+    )
+    assert got == expected, differing
 
 
 @pytest.mark.requirement("APPROVAL-041")

@@ -777,7 +777,7 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
             emit({"op": op, "error": error_view(error)})
         if step.get("waitLog") is not None and not await _wait_log(log, step["waitLog"]):
             emit({"op": "waitLog", "error": {"name": "Error", "message": "oracle: step timed out"}})
-        await anyio.sleep(0.01)
+        await _settle(log)
         if log:
             emit({"op": "adapter", "calls": list(log)})
             log.clear()
@@ -806,6 +806,22 @@ class _SeenApprovals:
             {**c, "approvalId": self.last} if c.get("approvalId") == "<from-request>" else c
             for c in continuations
         ]
+
+
+async def _settle(log: list[dict[str, Any]]) -> None:
+    """Let the calls an op set off reach the log before it is printed.
+
+    The driver waits 10 ms. A machine under load (a parallel test run) can take longer
+    for a call made from a worker thread or a detached task, so wait until the log has
+    not changed for five 10 ms rounds (bounded by STEP_TIMEOUT): more waiting never adds
+    a call the official driver saw later, since every scenario's calls follow its ops.
+    """
+    quiet = 0
+    with anyio.move_on_after(STEP_TIMEOUT):
+        while quiet < 5:
+            seen = len(log)
+            await anyio.sleep(0.01)
+            quiet = quiet + 1 if len(log) == seen else 0
 
 
 async def _wait_log(log: list[dict[str, Any]], call: str) -> bool:
