@@ -20,12 +20,13 @@ from typing import Any, NoReturn
 
 import click
 
+from harness_testkit._inputs import InputError, read_bounded_text
+
 from ._adapter_checks.registry import REGISTRY, ordered_checks
 from ._capabilities import AdapterCapabilities
 from ._context import PROFILES, AdapterTarget, load_target
 from ._html import write_html
 from ._hypothesis import DEFAULT_EXAMPLE_DATABASE
-from ._inputs import InputError, read_bounded_text
 from ._replay import BundleError, load_bundle_model
 from ._report import Report
 from ._runner import (

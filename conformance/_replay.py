@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ._inputs import MAX_SAFE_INTEGER, InputError, read_structured
+from harness_testkit._inputs import MAX_SAFE_INTEGER, InputError, read_structured
 
 __all__ = ["BUNDLE_VERSION", "Bundle", "BundleError", "load_bundle_model"]
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import anyio
 
 from harness_testkit import __version__
+from harness_testkit._inputs import InputError, bounded_copy, read_structured
 from harness_testkit.spec import InvalidLifecycleStateError
 
 from ._adapter_checks.registry import REGISTRY, ordered_checks
@@ -25,7 +26,6 @@ from ._capabilities import resolve_capabilities
 from ._checks import Check, CheckFailed, CheckSkipped
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
 from ._hypothesis import database_key, property_settings
-from ._inputs import InputError, bounded_copy, read_structured
 from ._replay import BUNDLE_VERSION
 from ._report import CheckResult, Report, dump_json, strongest_level
 from ._shrinking import ShrinkBudget, ShrinkingCut

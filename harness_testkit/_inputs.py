@@ -8,7 +8,7 @@ most :data:`MAX_INPUT_BYTES`, nesting at most :data:`MAX_DEPTH` deep, no YAML al
 refusal is an :class:`InputError` naming the file and field.
 
 Private to the distribution, at the root so every package can use it (the conformance
-commands through ``conformance._inputs``, the fake harness and the model endpoint for
+commands, the fake harness and the model endpoint for
 their script files).
 """
 
