@@ -49,17 +49,28 @@ function plain(value) {
   return value;
 }
 
-const WORDS_RE = /^[a-z]+(?:[A-Z][a-z]+)*$/;
+// Names of exactly 16 alphanumerics that scenario values carry; every other 16-alphanumeric
+// token is a generated id (a pattern such as "camelCase word" would also match about one
+// random id in a thousand, and the two sides would then disagree).
+const WORDS = new Set([
+  'askUserQuestions',
+  'cacheWriteTokens',
+  'continueGenerate',
+  'providerExecuted',
+  'providerMetadata',
+  'responseMessages',
+  'submitToolResult',
+]);
 
-// Generated ids (16 alphanumerics that are not a camelCase word) and timestamps are
-// replaced in string values, never in keys; ids are numbered by first appearance.
+// Generated ids and timestamps are replaced in string values, never in keys; ids are
+// numbered by first appearance.
 class Normaliser {
   constructor() {
     this.ids = new Map();
   }
   text(value) {
     return value.replace(TS_RE, '<ts>').replace(ID_RE, match => {
-      if (WORDS_RE.test(match)) return match;
+      if (WORDS.has(match)) return match;
       if (!this.ids.has(match)) this.ids.set(match, `<id${this.ids.size + 1}>`);
       return this.ids.get(match);
     });

@@ -20,7 +20,7 @@ import yaml
 
 from harness_testkit.spec import load_requirements
 
-from .twin import EXPECTED, load_scenario, scenario_names, twin_lines
+from .twin import EXPECTED, Normaliser, load_scenario, scenario_names, twin_lines
 
 HERE = Path(__file__).resolve().parent
 NAMES = scenario_names()
@@ -57,6 +57,14 @@ def _param(name: str) -> Any:
             marks=pytest.mark.xfail(strict=True, reason=f"open divergence: {OPEN[name]}"),
         )
     return name
+
+
+def test_every_generated_id_is_numbered_even_when_it_reads_like_a_word() -> None:
+    # "oiGvxtoWwicQbpff" was a real id the agent minted; a camelCase pattern kept it and
+    # the scenario failed (about one random id in a thousand reads like that).
+    norm = Normaliser()
+    assert norm.text("oiGvxtoWwicQbpff-0 providerExecuted") == "<id1>-0 providerExecuted"
+    assert norm.text("x 2024-01-01T00:00:00.000Z oiGvxtoWwicQbpff") == "x <ts> <id1>"
 
 
 def test_oracle_inventory(capsys: pytest.CaptureFixture[str]) -> None:
