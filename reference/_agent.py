@@ -63,14 +63,13 @@ from ._sandbox_setup import (
 from ._session import AgentSession
 from ._stream_result import MAX_RETAINED_PARTS, StreamResult
 from ._tool import Tool
-from ._turn import QUESTIONS_TOOL
+from ._turn_machine import QUESTIONS_TOOL
 from ._turn_state import (
     ApprovalContinuation,
     FrozenTurn,
     ResultContinuation,
     StopCondition,
     TurnCore,
-    TurnState,
 )
 
 __all__ = ["HarnessAgent", "PrepareCall", "compute_tool_filtering"]
@@ -479,31 +478,18 @@ class HarnessAgent:
             harness_id=self.harness_id,
             session_id=session_id,
             work_dir=work_dir,
-            sandbox=restricted,
             harness_builtins=dict(self.harness.builtin_tools),
             ids=self.ids,
             clock=self.clock,
         )
         if continue_state is not None:
-            core.pending_approvals = {
-                p.approval_id: p for p in continue_state.pending_tool_approvals or []
-            }
-            core.pending_results = {
-                p.tool_call_id: p for p in continue_state.pending_tool_results or []
-            }
-            if core.pending_approvals:
-                core.state = TurnState.AWAITING_APPROVAL
-            elif core.pending_results:
-                core.state = TurnState.AWAITING_TOOL_RESULT
-            else:
-                core.state = TurnState.SUSPENDED
-            core.buffered_parts = _buffered(continue_state)
-            core.settled_call_ids = set(continue_state.settled_tool_call_ids or [])
+            core.restore(continue_state, _buffered(continue_state))
         session = AgentSession(
             agent=self,
             harness_session=harness_session,
             core=core,
             sandbox=sandbox,
+            tool_sandbox=restricted,
             owns_sandbox=owned,
             tools_context=tools_context,
             continue_state=continue_state,

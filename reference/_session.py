@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -55,6 +56,17 @@ class SessionStatus(enum.StrEnum):
     DESTROYED = "destroyed"
 
 
+@dataclass
+class _TurnLink:
+    """The I/O handles of the session's turn (its state is the :class:`TurnCore`'s)."""
+
+    control: PromptControl | None = None
+    queue: PartQueue | None = None
+    #: A slice of the turn is running; ``slice_finished`` is set when it ends.
+    slice_running: bool = False
+    slice_finished: anyio.Event | None = None
+
+
 class AgentSession:
     """A session created by :meth:`HarnessAgent.create_session`.
 
@@ -70,6 +82,7 @@ class AgentSession:
         harness_session: HarnessSession,
         core: TurnCore,
         sandbox: SandboxSession,
+        tool_sandbox: SandboxSession,
         owns_sandbox: bool,
         tools_context: Any,
         continue_state: ContinueTurnState | None = None,
@@ -77,7 +90,9 @@ class AgentSession:
         self._agent = agent
         self._harness_session = harness_session
         self._core = core
+        self._link = _TurnLink()
         self._sandbox = sandbox
+        self._tool_sandbox = tool_sandbox
         self._owns_sandbox = owns_sandbox
         self._status = SessionStatus.ACTIVE
         self._rebound_tools_context = tools_context
@@ -175,23 +190,18 @@ class AgentSession:
         structured: bool,
     ) -> StreamResult:
         """Start a turn with a new prompt; returns once the adapter's control is ready."""
-        core = self._core
-        core.state = TurnState.RUNNING
-        core.frozen = frozen
-        core.queue = PartQueue()
-        core.suspending = False
-        core.captured_state = None
-        core.buffered_parts = []
+        self._core.start(frozen)
+        queue = self._link.queue = PartQueue()
         abort_event = abort or anyio.Event()
-        options = PromptTurnOptions(prompt=prompt, **_turn_options(frozen, core.queue, abort_event))
+        options = PromptTurnOptions(prompt=prompt, **_turn_options(frozen, queue, abort_event))
         try:
             control = await self._harness_session.do_prompt_turn(options)
         except Exception as error:
-            core.reset_turn()
+            self._end_turn()
             return _failed_result(error)
-        core.control = control
+        self._link.control = control
         return self._slice_result(
-            control, core.queue, abort_event, timeout, structured, continuing=False
+            control, queue, abort_event, timeout, structured, continuing=False
         )
 
     async def start_continuation(
@@ -205,29 +215,26 @@ class AgentSession:
         structured: bool,
     ) -> StreamResult:
         """Continue the unfinished turn with ``do_continue_turn`` (same adapter session)."""
-        core = self._core
-        core.state = TurnState.RUNNING
-        core.frozen = frozen
-        if core.queue is None or core.queue.closed:
-            if core.queue is not None:
-                core.queue.close()
-            core.queue = PartQueue()
-        if core.buffered_parts:
-            core.queue.push_front(core.buffered_parts)
-            core.buffered_parts = []
-        core.suspending = False
-        core.captured_state = None
+        buffered = self._core.start(frozen)
+        link = self._link
+        queue = link.queue
+        if queue is None or queue.closed:
+            if queue is not None:
+                queue.close()
+            queue = link.queue = PartQueue()
+        if buffered:
+            queue.push_front(buffered)
         abort_event = abort or anyio.Event()
-        options = ContinueTurnOptions(**_turn_options(frozen, core.queue, abort_event))
+        options = ContinueTurnOptions(**_turn_options(frozen, queue, abort_event))
         try:
             control = await self._harness_session.do_continue_turn(options)
         except Exception as error:
-            core.reset_turn()
+            self._end_turn()
             return _failed_result(error)
-        core.control = control
+        link.control = control
         return self._slice_result(
             control,
-            core.queue,
+            queue,
             abort_event,
             timeout,
             structured,
@@ -249,14 +256,20 @@ class AgentSession:
         results: Sequence[ResultContinuation] = (),
     ) -> StreamResult:
         core = self._core
+        link = self._link
         frozen = core.frozen
         assert frozen is not None
 
         # The slice is running from now on (the result starts it eagerly): a suspension
         # that comes before its task got going still waits for it.
         finished = anyio.Event()
-        core.slice_running = True
-        core.slice_finished = finished
+        link.slice_running = True
+        link.slice_finished = finished
+
+        def release_turn() -> None:
+            # A finish handler may already have started the next turn on this session.
+            if link.queue is queue and not core.suspending:
+                self._end_turn()
 
         async def run(sink: Callable[[ConsumerPart], Awaitable[None]]) -> SliceOutcome:
             runner = SliceRunner(
@@ -264,6 +277,8 @@ class AgentSession:
                 control=control,
                 queue=queue,
                 sink=sink,
+                sandbox=self._tool_sandbox,
+                release_turn=release_turn,
                 harness_session_suspend=self._suspend_adapter,
                 continuing=continuing,
                 approvals=approvals,
@@ -291,9 +306,9 @@ class AgentSession:
             finally:
                 # A finish handler may already have started the next turn on this
                 # session: only touch the core while it still holds this slice's turn.
-                ours = core.queue is queue
-                if core.slice_finished is finished:
-                    core.slice_running = False
+                ours = link.queue is queue
+                if link.slice_finished is finished:
+                    link.slice_running = False
                 if not completed:
                     # The consumer went away mid-slice: abort the adapter turn and give it
                     # the grace period to settle (its work may run inside done()).
@@ -311,10 +326,10 @@ class AgentSession:
                                 pass
                     runner.done_scope.cancel()
                     if ours and not core.suspending:
-                        core.reset_turn()
+                        self._end_turn()
                 finished.set()
             if ours and not outcome.paused and not outcome.suspended and not core.suspending:
-                core.reset_turn()
+                self._end_turn()
             return outcome
 
         return StreamResult(
@@ -325,6 +340,15 @@ class AgentSession:
             max_parts=self._agent.max_stream_parts,
         )
 
+    def _end_turn(self) -> None:
+        """The turn is over: its queue closes, the core goes back to idle."""
+        link = self._link
+        if link.queue is not None:
+            link.queue.close()
+        link.queue = None
+        link.control = None
+        self._core.reset_turn()
+
     # -- suspension --------------------------------------------------------------------
 
     async def _suspend_adapter(self) -> ContinueTurnState:
@@ -332,7 +356,7 @@ class AgentSession:
         core = self._core
         if core.captured_state is not None:
             return core.captured_state
-        core.suspending = True
+        core.begin_suspending()
         raw = await self._harness_session.do_suspend_turn()
         state = parse_lifecycle_state(
             raw,
@@ -341,43 +365,48 @@ class AgentSession:
             data_validator=self._agent.data_validator,
         )
         assert isinstance(state, ContinueTurnState)
-        core.captured_state = state
+        core.note_captured(state)
         return state
 
     async def _capture_unfinished_turn(self) -> ContinueTurnState:
         """Suspend the unfinished turn and attach the session's records (7.4.4-7.4.5)."""
         core = self._core
-        control, core.control = core.control, None  # withdraw steering first
+        link = self._link
+        control, link.control = link.control, None  # withdraw steering first
         adapter_state = await self._suspend_adapter()
-        core.state = TurnState.SUSPENDED
+        core.suspended(adapter_state)
         grace = self._agent.drain_timeout
-        if core.slice_running and core.slice_finished is not None:
+        if link.slice_running and link.slice_finished is not None:
             with anyio.move_on_after(grace) as scope:
-                await core.slice_finished.wait()
+                await link.slice_finished.wait()
             if scope.cancelled_caught:
-                if core.queue is not None:
-                    core.queue.close()
+                if link.queue is not None:
+                    link.queue.close()
                 raise HarnessError(
                     f"Harness '{core.harness_id}' did not close the suspended turn's stream "
                     f"within {grace} seconds while suspending session {self.session_id}; an "
                     "adapter must resolve done() after do_suspend_turn()."
                 )
-        elif core.queue is not None and not core.queue.closed:
+        elif link.queue is not None and not link.queue.closed:
             # Nobody is reading (a paused turn): let the adapter drain, keep what it emitted.
-            queue = core.queue
+            queue = link.queue
             if control is not None:
                 with anyio.move_on_after(grace):
                     try:
                         await control.done()
                     except Exception:  # a failing drain still yields the captured state
                         pass
-            for item in queue.drain_nowait():
-                if item is not DONE and not isinstance(item, DoneFailed):
-                    core.buffered_parts.append(item)  # type: ignore[arg-type]
-        if core.queue is not None:
-            core.queue.close()  # the turn now lives on in the returned state
-        if core.capture_error is not None:
-            error, core.capture_error = core.capture_error, None
+            core.keep_buffered(
+                [
+                    item  # type: ignore[misc]
+                    for item in queue.drain_nowait()
+                    if item is not DONE and not isinstance(item, DoneFailed)
+                ]
+            )
+        if link.queue is not None:
+            link.queue.close()  # the turn now lives on in the returned state
+        error = core.take_capture_error()
+        if error is not None:
             raise error
         update: dict[str, Any] = {
             "pending_tool_approvals": None,
@@ -466,8 +495,8 @@ class AgentSession:
         if self._status is not SessionStatus.ACTIVE:
             return
         self._status = SessionStatus.DESTROYED
-        if self._core.queue is not None:
-            self._core.queue.close()
+        if self._link.queue is not None:
+            self._link.queue.close()
         try:
             await self._harness_session.do_destroy()
         except Exception:  # destroy never throws (7.4.3)
@@ -487,7 +516,7 @@ class AgentSession:
         """Send a user message into the running turn (experimental steering)."""
         self._require_active()
         core = self._core
-        control = core.control
+        control = self._link.control
         if core.state is not TurnState.RUNNING or core.suspending or control is None:
             raise HarnessSessionStateError(
                 f"Harness session {self.session_id} has no running turn to steer."

@@ -1,4 +1,5 @@
-"""Turn state that outlives slices: the session's turn core, frozen settings, continuations."""
+"""Turn state that outlives slices: the turn core and its transitions, frozen settings,
+continuations, slice outcomes. Plain data: nothing here awaits or owns an I/O handle."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from harness_testkit.spec import (
     BuiltinTool,
     BuiltinToolFiltering,
@@ -16,14 +15,11 @@ from harness_testkit.spec import (
     FinishPart,
     PendingToolApproval,
     PendingToolResult,
-    PromptControl,
-    SandboxSession,
     StreamPart,
     TurnSettings,
 )
 
 from ._ids import IdGenerator, Timestamps
-from ._part_queue import PartQueue
 from ._results import StepResult
 from ._tool import Tool
 
@@ -66,12 +62,17 @@ class FrozenTurn:
 
 @dataclass
 class TurnCore:
-    """Session-side state of the turn that outlives slices."""
+    """The session's turn, as plain state: no I/O handle, no event, no task.
+
+    Every transition of :attr:`state` and of the pending records is a method of this
+    class, and no other module assigns them (tests/test_architecture.py holds it): the
+    session starts, suspends and ends turns, the slice machine records what the adapter
+    asks for, and the agent restores a turn from a continue state.
+    """
 
     harness_id: str
     session_id: str
     work_dir: str
-    sandbox: SandboxSession
     harness_builtins: Mapping[str, BuiltinTool]
     ids: IdGenerator
     clock: Timestamps
@@ -79,31 +80,122 @@ class TurnCore:
     pending_approvals: dict[str, PendingToolApproval] = field(default_factory=dict)
     pending_results: dict[str, PendingToolResult] = field(default_factory=dict)
     frozen: FrozenTurn | None = None
-    control: PromptControl | None = None
-    queue: PartQueue | None = None
+    #: ``do_suspend_turn`` was called: results are captured, not sent (6.1.7).
     suspending: bool = False
     captured_state: ContinueTurnState | None = None
+    #: Parts the adapter emitted that no slice has read yet (kept across a suspension).
     buffered_parts: list[StreamPart] = field(default_factory=list)
     #: Calls settled by the host in this turn (any slice): replays are suppressed.
     settled_call_ids: set[str] = field(default_factory=set)
-    slice_running: bool = False
     #: Why a suspension could not capture a host result (raised by suspend_turn).
     capture_error: BaseException | None = None
-    slice_finished: anyio.Event | None = None
+
+    # -- the turn's life ---------------------------------------------------------------
+
+    def start(self, frozen: FrozenTurn) -> list[StreamPart]:
+        """A prompt or a continuation starts running; returns the parts kept for it."""
+        self.state = TurnState.RUNNING
+        self.frozen = frozen
+        self.suspending = False
+        self.captured_state = None
+        buffered, self.buffered_parts = self.buffered_parts, []
+        return buffered
 
     def reset_turn(self) -> None:
         """The turn ended (finished or failed): back to idle, pending records cleared."""
-        if self.queue is not None:
-            self.queue.close()
         self.state = TurnState.IDLE
         self.pending_approvals.clear()
         self.pending_results.clear()
         self.frozen = None
-        self.control = None
-        self.queue = None
         self.captured_state = None
         self.buffered_parts = []
         self.settled_call_ids = set()
+
+    def restore(self, state: ContinueTurnState, buffered: list[StreamPart]) -> None:
+        """A session created from a continue state takes over its unfinished turn."""
+        self.pending_approvals = {p.approval_id: p for p in state.pending_tool_approvals or []}
+        self.pending_results = {p.tool_call_id: p for p in state.pending_tool_results or []}
+        self.buffered_parts = buffered
+        self.settled_call_ids = set(state.settled_tool_call_ids or [])
+        self.state = TurnState.SUSPENDED if not self.has_pending() else self.awaiting_state()
+
+    # -- host input --------------------------------------------------------------------
+
+    def ask_approval(self, record: PendingToolApproval) -> None:
+        """The turn waits for the host's decision on ``record``."""
+        self.pending_approvals[record.approval_id] = record
+        self.state = TurnState.AWAITING_APPROVAL
+
+    def ask_result(self, record: PendingToolResult) -> None:
+        """The turn waits for a client-side result (an earlier record of the call wins)."""
+        self.pending_results.setdefault(record.tool_call_id, record)
+        if not self.pending_approvals:
+            self.state = TurnState.AWAITING_TOOL_RESULT
+
+    def store_result(self, record: PendingToolResult) -> None:
+        """A host result computed while suspending waits in the state (6.1.7)."""
+        self.pending_results[record.tool_call_id] = record
+        self.state = TurnState.AWAITING_TOOL_RESULT
+
+    def answer_approval(self, approval_id: str) -> None:
+        """The host decided on a pending approval."""
+        del self.pending_approvals[approval_id]
+
+    def answer_result(self, tool_call_id: str) -> None:
+        """A pending result was delivered; replays of the call are suppressed."""
+        del self.pending_results[tool_call_id]
+        self.settled_call_ids.add(tool_call_id)
+
+    def settle_call(self, tool_call_id: str) -> None:
+        """The host settled the call in this turn (its outcome was delivered or captured):
+        the runtime's replays of it are suppressed, also across a JSON round trip."""
+        self.settled_call_ids.add(tool_call_id)
+
+    def unsettle_call(self, tool_call_id: str) -> None:
+        """An approved call turned out to wait for a client result after all."""
+        self.settled_call_ids.discard(tool_call_id)
+
+    def pause(self) -> None:
+        """The slice ended waiting for host input (5.3.3)."""
+        self.state = self.awaiting_state()
+
+    # -- suspension --------------------------------------------------------------------
+
+    def begin_suspending(self) -> None:
+        """``do_suspend_turn`` is about to be called: host results are captured from now on."""
+        self.suspending = True
+
+    def note_captured(self, captured: ContinueTurnState) -> None:
+        """The adapter's continue state, captured once per turn and reused."""
+        self.captured_state = captured
+
+    def keep_buffered(self, parts: list[StreamPart]) -> None:
+        """Parts emitted after the last slice read, kept for the next slice."""
+        self.buffered_parts.extend(parts)
+
+    def suspended(
+        self, captured: ContinueTurnState, buffered: list[StreamPart] | None = None
+    ) -> None:
+        """The adapter returned its continue state; the turn lives on in it."""
+        self.captured_state = captured
+        if buffered is not None:
+            self.buffered_parts = buffered
+        self.state = TurnState.SUSPENDED
+
+    def capture_failed(self, error: BaseException) -> None:
+        """A host result could not be captured: ``suspend_turn`` raises ``error``."""
+        self.capture_error = error
+
+    def take_capture_error(self) -> BaseException | None:
+        """The capture failure to raise, once."""
+        error, self.capture_error = self.capture_error, None
+        return error
+
+    # -- queries -----------------------------------------------------------------------
+
+    def has_pending(self) -> bool:
+        """Whether the turn waits for any host input."""
+        return bool(self.pending_approvals or self.pending_results)
 
     def awaiting_state(self) -> TurnState:
         """The paused state that matches the pending records."""

@@ -10,6 +10,8 @@
   imports inside functions are not file-level).
 - Size: a module (library, test, benchmark or script) over 800 lines says in its docstring,
   on a line starting ``One idea:``, which one idea needs the length.
+- The agent's turn: its state, machine, effects and translation do no I/O and never
+  wait; the turn core's state changes only through its own transition methods.
 - In tests, benchmarks and scripts every ``# type: ignore[code]`` says why (a comment after
   it on its line, or a comment line right above).
 """
@@ -67,12 +69,6 @@ MODULE_LINE_LIMIT = 800
 ONE_IDEA = "One idea:"
 #: Folders besides the packages whose modules the size rule covers.
 OTHER_SOURCE_FOLDERS = ("tests", "benchmarks", "scripts")
-#: Long modules whose owners are reworking them in parallel; each will be split or given its
-#: ``One idea:`` line by its owner. Shrink this as they land (a test fails on stale entries).
-LONG_MODULES_PENDING = {
-    # The translator/driver split of SliceRunner (issues 12 and 17) is not done yet.
-    "reference/_turn.py",
-}
 
 
 def _library_files() -> Iterator[tuple[str, Path]]:
@@ -270,7 +266,7 @@ def test_a_module_over_800_lines_says_which_one_idea_needs_them() -> None:
     for path in _all_source_files():
         relative = path.relative_to(ROOT).as_posix()
         lines = _line_count(path)
-        if lines <= MODULE_LINE_LIMIT or relative in LONG_MODULES_PENDING:
+        if lines <= MODULE_LINE_LIMIT:
             continue
         if not _says_why_it_is_long(path):
             offenders.append(f"{relative}: {lines} lines")
@@ -280,17 +276,86 @@ def test_a_module_over_800_lines_says_which_one_idea_needs_them() -> None:
     )
 
 
-def test_the_pending_long_modules_are_still_long() -> None:
-    stale = [
-        relative
-        for relative in sorted(LONG_MODULES_PENDING)
-        if not (ROOT / relative).is_file()
-        or _line_count(ROOT / relative) <= MODULE_LINE_LIMIT
-        or _says_why_it_is_long(ROOT / relative)
-    ]
-    assert not stale, (
-        "LONG_MODULES_PENDING names modules that were split, shortened or given their "
-        f"'{ONE_IDEA}' line; remove them from the list:\n" + "\n".join(stale)
+#: The agent's turn: plain state and its transitions, the pure machine, its effects and
+#: the pure per-part translation. None of them may wait or touch the outside world.
+PURE_TURN_MODULES = (
+    "reference/_turn_state.py",
+    "reference/_turn_machine.py",
+    "reference/_effects.py",
+    "reference/_translate.py",
+)
+#: Libraries that would bring I/O or an event loop into a pure module.
+IO_MODULES = {"anyio", "asyncio", "trio", "os", "socket", "subprocess", "time", "threading"}
+#: The turn core's state; only its own methods (``_turn_state.py``) assign it.
+TURN_CORE_FIELDS = {
+    "state",
+    "pending_approvals",
+    "pending_results",
+    "frozen",
+    "suspending",
+    "captured_state",
+    "buffered_parts",
+    "settled_call_ids",
+    "capture_error",
+}
+
+
+def test_the_turn_machine_and_its_state_do_no_io() -> None:
+    offenders = []
+    for relative in PURE_TURN_MODULES:
+        tree = ast.parse((ROOT / relative).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.AsyncFunctionDef | ast.Await | ast.AsyncFor | ast.AsyncWith):
+                offenders.append(f"{relative}:{node.lineno}: {type(node).__name__}")
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [
+                f"{relative}:{getattr(node, 'lineno', 0)}: imports {name}"
+                for name in names
+                if name.split(".")[0] in IO_MODULES
+            ]
+    assert not offenders, "the pure turn modules must not wait or do I/O:\n" + "\n".join(offenders)
+
+
+def _core_field(target: ast.expr) -> str | None:
+    """``core.state`` / ``self._core.pending_results[k]`` -> the field a target writes."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    if not isinstance(target, ast.Attribute) or target.attr not in TURN_CORE_FIELDS:
+        return None
+    owner = target.value
+    name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+    return target.attr if name in ("core", "_core") else None
+
+
+def test_the_turn_state_changes_only_through_the_core_transitions() -> None:
+    offenders = []
+    for path in sorted((ROOT / "reference").glob("*.py")):
+        if path.name == "_turn_state.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign | ast.Delete):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("clear", "pop", "update", "append", "extend", "add")
+            ):
+                targets = [node.func.value]
+            for target in targets:
+                field = _core_field(target)
+                if field is not None:
+                    line = getattr(node, "lineno", 0)
+                    offenders.append(f"reference/{path.name}:{line}: writes core.{field}")
+    assert not offenders, (
+        "TurnCore's state changes only through its transition methods (_turn_state.py):\n"
+        + "\n".join(offenders)
     )
 
 

@@ -358,7 +358,7 @@ async def _time_out_suspension(
                 abort.set()
             check(session, caught.value)
         finally:
-            queue = session._core.queue
+            queue = session._link.queue
             if queue is not None:
                 queue.close()
 
@@ -380,7 +380,7 @@ async def test_a_turn_that_never_closes_makes_suspension_time_out(
 async def test_a_timed_out_detach_releases_the_turn_queue(tmp_path: Path, method: str) -> None:
     def check(session: AgentSession, error: BaseException) -> None:
         assert session.status != "active"
-        queue = session._core.queue
+        queue = session._link.queue
         assert queue is None or queue.closed
 
     await _time_out_suspension(tmp_path, method, check)

@@ -489,7 +489,7 @@ async def test_stream_returns_once_the_turn_is_ready(tmp_path: Path) -> None:
         with anyio.fail_after(LIMIT):
             result = await agent.stream(session=session, prompt="go", abort=abort)
         assert session.turn_state == "running"
-        assert session._core.control is not None, "the prompt control is available"
+        assert session._link.control is not None, "the prompt control is available"
         seen: list[str] = []
         async for part in result.full_stream:
             seen.append(part.type)

@@ -1,0 +1,860 @@
+"""The slice machine: what one slice of a turn makes of the adapter's parts. No I/O.
+
+This is the h11 half of the agent's turn engine (``fake_harness`` splits its engine and
+runtime the same way). :class:`SliceMachine` takes harness parts and returns consumer
+parts and *effects* (``_effects.py``); it never awaits, owns no task, queue or event, and
+reads the clock and id generator only through the turn core's plain callables. The
+driver (``_turn.py``) reads the queue, performs the effects (submitting results, running
+host tools, joining executions, forwarding consumer parts with backpressure) and sends
+their values back.
+
+The machine's steps are generators: each yields effects and receives what performing
+them returned, so a multi-step rule (settle an approval: forward the response, run the
+tool, forward its result) reads top to bottom, and a test drives it with ``send()``
+without an event loop. Parts that need no effect but forwarding (text and reasoning
+deltas in an open step, tool results, provider-executed calls) have a synchronous path,
+:meth:`SliceMachine.quick`, which the driver also uses inside the adapter's ``emit``.
+
+Every change of the turn's state goes through :class:`TurnCore`'s transition methods.
+
+One idea: the slice's state machine. Step framing, held outcomes, the swallowed resumed
+step, pauses, suspension capture and continuation settling all read and write the same
+slice state (open step, held parts, settled calls), so their rules stay in one class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness_testkit.spec import (
+    CompactionPart,
+    CompletedToolResult,
+    ConsumerAbortPart,
+    ConsumerErrorPart,
+    ConsumerFinishPart,
+    ConsumerFinishStepPart,
+    ConsumerPart,
+    ConsumerStartStepPart,
+    ConsumerToolApprovalRequestPart,
+    ConsumerToolApprovalResponsePart,
+    ConsumerToolCallPart,
+    ConsumerToolErrorPart,
+    ConsumerToolInputDeltaPart,
+    ConsumerToolInputEndPart,
+    ConsumerToolInputStartPart,
+    ConsumerToolResultPart,
+    ContinueTurnState,
+    FileChangePart,
+    FinishPart,
+    FinishReason,
+    FinishStepPart,
+    HarnessTurnError,
+    InvalidLifecycleStateError,
+    LanguageModelUsage,
+    PendingToolApproval,
+    PendingToolResult,
+    ReasoningDeltaPart,
+    StepResponse,
+    StreamPart,
+    StreamStartPart,
+    TextDeltaPart,
+    ToolApprovalRequestPart,
+    ToolCallPart,
+    ToolInputDeltaPart,
+    ToolInputEndPart,
+    ToolInputStartPart,
+    ToolResultPart,
+    find_non_json,
+    inactive_tool_reason,
+    is_builtin_tool_included,
+)
+from harness_testkit.spec import ProviderMetadata as Metadata
+
+from ._effects import (
+    JOIN,
+    RELEASE,
+    Emit,
+    Execute,
+    Execution,
+    ReportFailure,
+    Steps,
+    Submit,
+    SubmitApproval,
+    error_string,
+    json_or_raw,
+    jsonable,
+)
+from ._results import StepContent, StepResult, add_usage, normalize_usage
+from ._strip import StreamingStripper, strip_value, strip_work_dir
+from ._translate import (
+    compaction_parts,
+    consumer_call,
+    consumer_delta,
+    file_change_parts,
+    harness_outcome,
+    host_outcome,
+    text_like_part,
+)
+from ._turn_state import ApprovalContinuation, ResultContinuation, SliceOutcome, TurnCore
+
+__all__ = [
+    "ABORT_REASON",
+    "CONTEXT_FAILED_OUTPUT",
+    "QUESTIONS_TOOL",
+    "UNCLOSED_STEP_MESSAGE",
+    "SliceFailed",
+    "SliceMachine",
+]
+
+UNCLOSED_STEP_MESSAGE = (
+    "HarnessAgent: received terminal finish with unclosed step content. "
+    "Harness adapters must emit `finish-step` before `finish`."
+)
+CONTEXT_FAILED_OUTPUT = {"error": "Tool context validation failed."}
+QUESTIONS_TOOL = "askUserQuestions"
+#: anyio events carry no reason, so the abort part always says what a TypeScript consumer
+#: sees for an AbortController aborted without a reason (``String(signal.reason)``).
+ABORT_REASON = "AbortError: This operation was aborted"
+
+
+class SliceFailed(Exception):
+    """The slice fails with ``error`` (a rule of the contract was broken)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class _SeenCall:
+    harness: ToolCallPart
+    consumer: ConsumerToolCallPart
+    provider_executed: bool
+
+
+class SliceMachine:
+    """The state of one slice and its transitions. See the module docstring.
+
+    Args:
+        core: The session's turn (plain state, changed through its transitions).
+        continuing: Whether the slice continues an unfinished turn.
+        approvals: Approval continuations to settle before reading.
+        results: Result continuations to settle before reading.
+        model_id: The turn's model id (``''`` when none).
+    """
+
+    def __init__(
+        self,
+        *,
+        core: TurnCore,
+        continuing: bool,
+        approvals: Sequence[ApprovalContinuation] = (),
+        results: Sequence[ResultContinuation] = (),
+        model_id: str = "",
+    ) -> None:
+        frozen = core.frozen
+        assert frozen is not None, "a slice needs the turn's frozen settings"
+        self.core = core
+        self.frozen = frozen
+        self.continuing = continuing
+        self.approvals = list(approvals)
+        self.results = list(results)
+        self.model_id = model_id
+        self.call_id = core.ids()
+        self.outcome = SliceOutcome()
+        self.work_dir = core.work_dir
+        self.stripper = StreamingStripper(core.work_dir)
+        # step state
+        self.step_open = False
+        self.step_has_content = False
+        self.step_content = StepContent()
+        # Deferred outcomes (2.2.12), flushed at the step boundary. ``True``: a step part
+        # (a harness tool result, a preliminary host result: opens the step, is content);
+        # ``False``: a continuation part (a host result captured while suspending).
+        self.held: list[tuple[ConsumerPart, bool]] = []
+        self.swallow_next_finish_step = False
+        self.expected_calls: int | None = None
+        self.seen_in_step = 0
+        #: A host-input pause is due once the step's batch of calls is complete.
+        self.pause_requested = False
+        # slice state
+        self.seen_calls: dict[str, _SeenCall] = {}
+        self.builtin_settled: set[str] = set()
+        self.consumed_approvals: set[str] = set()
+
+    # -- queries the driver asks ---------------------------------------------------------
+
+    def pause_due(self) -> bool:
+        """A pause was requested and the step's batch of tool calls is complete."""
+        return self.pause_requested and (
+            self.expected_calls is None or self.seen_in_step >= self.expected_calls
+        )
+
+    def over(self) -> bool:
+        """The slice has paused or failed: the driver reads no further part."""
+        return self.outcome.paused or self.outcome.error is not None
+
+    # -- the synchronous path --------------------------------------------------------------
+
+    def quick(self, part: StreamPart) -> list[ConsumerPart] | None:
+        """The consumer parts of ``part`` when it needs no effect; ``None`` otherwise.
+
+        Only parts whose handling never waits and changes no pause or stop decision
+        qualify: text and reasoning deltas inside an open step, tool results (held until
+        the step closes) and provider-executed tool calls while no pause is pending. At
+        most two parts come back (``start-step``, the part).
+        """
+        kind = type(part)
+        if kind is TextDeltaPart or kind is ReasoningDeltaPart:
+            if not self.step_open:
+                return None
+            consumer: ConsumerPart = consumer_delta(part)  # type: ignore[arg-type]
+            self.step_has_content = True
+            self.step_content.add(consumer)
+            return [consumer]
+        if kind is ToolResultPart:
+            self._hold_tool_result(part)  # type: ignore[arg-type]
+            return []
+        if kind is not ToolCallPart:
+            return None
+        call: ToolCallPart = part  # type: ignore[assignment]
+        if call.provider_executed is not True or self.pause_requested:
+            return None
+        if self._settled(call):
+            return []
+        consumer = self._consumer_call(call)  # may raise: nothing has changed yet
+        self._note_call(call, consumer)
+        out: list[ConsumerPart] = []
+        if not self.step_open:
+            self.step_open = True
+            out.append(ConsumerStartStepPart())
+        out.append(consumer)
+        self.step_has_content = True
+        self.step_content.add(consumer)
+        return out
+
+    # -- part handling -------------------------------------------------------------------
+
+    def feed(self, part: StreamPart) -> Steps[bool]:
+        """Process one harness part; returns True when it closed a step."""
+        if isinstance(part, StreamStartPart):
+            if part.model_id and not self.outcome.steps:
+                self.model_id = part.model_id
+            return False
+        translated = text_like_part(part)
+        if translated is not None:
+            consumer, is_content = translated
+            yield from self._forward(consumer, content=is_content)
+        elif isinstance(part, ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart):
+            yield from self._tool_input(part)
+        elif isinstance(part, ToolCallPart):
+            yield from self._tool_call(part)
+        elif isinstance(part, ToolApprovalRequestPart):
+            yield from self._approval_request(part)
+        elif isinstance(part, ToolResultPart):
+            self._hold_tool_result(part)
+        elif isinstance(part, FinishStepPart):
+            yield from self._finish_step(part)
+            return True
+        elif isinstance(part, FinishPart):
+            self.outcome.finish = part
+        elif isinstance(part, FileChangePart):
+            call_id = "harness-file-change-" + self.core.ids()
+            for consumer in file_change_parts(part, call_id, self.work_dir):
+                yield from self._forward(consumer, content=True)
+        elif isinstance(part, CompactionPart):
+            call_id = "harness-compaction-" + self.core.ids()
+            for consumer in compaction_parts(part, call_id):
+                yield from self._forward(consumer, content=True)
+        return False
+
+    def _open_step(self) -> Steps[None]:
+        if not self.step_open:
+            self.step_open = True
+            yield Emit(ConsumerStartStepPart())
+
+    def _forward(self, part: ConsumerPart, *, content: bool = False) -> Steps[None]:
+        yield from self._open_step()
+        yield Emit(part)
+        if content:
+            self.step_has_content = True
+            self.step_content.add(part)
+
+    def _tool_input(
+        self, part: ToolInputStartPart | ToolInputDeltaPart | ToolInputEndPart
+    ) -> Steps[None]:
+        if part.id in self.core.settled_call_ids or part.id in self.builtin_settled:
+            return
+        if isinstance(part, ToolInputStartPart):
+            yield from self._forward(
+                ConsumerToolInputStartPart(
+                    id=part.id,
+                    tool_name=part.tool_name,
+                    provider_metadata=part.provider_metadata,
+                    provider_executed=part.provider_executed,
+                    dynamic=part.dynamic,
+                    title=part.title,
+                )
+            )
+        elif isinstance(part, ToolInputDeltaPart):
+            text = self.stripper.push(part.id, part.delta)
+            if text:
+                yield from self._forward(
+                    ConsumerToolInputDeltaPart(
+                        id=part.id, delta=text, provider_metadata=part.provider_metadata
+                    )
+                )
+        else:
+            held = self.stripper.flush(part.id)
+            if held:
+                yield from self._forward(ConsumerToolInputDeltaPart(id=part.id, delta=held))
+            yield from self._forward(
+                ConsumerToolInputEndPart(id=part.id, provider_metadata=part.provider_metadata)
+            )
+
+    def _consumer_call(self, part: ToolCallPart) -> ConsumerToolCallPart:
+        return consumer_call(part, self.work_dir, self.frozen.merged_tools)
+
+    def _settled(self, part: ToolCallPart) -> bool:
+        # A replay of a call this slice already settled (5.4.5, 5.4.8).
+        return (
+            part.tool_call_id in self.core.settled_call_ids
+            or part.tool_call_id in self.builtin_settled
+        )
+
+    def _note_call(self, part: ToolCallPart, consumer: ConsumerToolCallPart) -> None:
+        self.seen_calls[part.tool_call_id] = _SeenCall(
+            part, consumer, part.provider_executed is True
+        )
+        if self.seen_in_step == 0 and part.step_tool_call_count is not None:
+            self.expected_calls = part.step_tool_call_count
+        self.seen_in_step += 1
+
+    def _tool_call(self, part: ToolCallPart) -> Steps[None]:
+        if self._settled(part):
+            return
+        consumer = self._consumer_call(part)
+        self._note_call(part, consumer)
+        yield from self._forward(consumer, content=True)
+        if part.provider_executed is not True:
+            yield from self._host_call(part, consumer)
+
+    def _host_call(self, part: ToolCallPart, consumer: ConsumerToolCallPart) -> Steps[None]:
+        """Dispatch a call the host runs: deny, ask, wait for a client, or execute (4.9)."""
+        name = part.tool_name
+        if (
+            name == QUESTIONS_TOOL
+            and QUESTIONS_TOOL in self.core.harness_builtins
+            and is_builtin_tool_included(self.frozen.builtin_filter, name)
+        ):
+            self._ask_result(part)
+            return
+        tool = self.frozen.executable_tools.get(name)
+        if tool is None:
+            # Inactive, unknown or a built-in name dispatched to the host (4.9).
+            yield Submit(
+                part.tool_call_id,
+                {"type": "execution-denied", "reason": inactive_tool_reason(name)},
+                None,
+                background=True,
+            )
+            return
+        if consumer.invalid and tool.execute is not None:
+            # Never run (or ask to run) an executor on input that violates its schema
+            # (HOSTTOOL-004); the runtime gets the validation error instead.
+            yield Submit(
+                part.tool_call_id,
+                {"error": error_string(consumer.error)},
+                True,
+                background=True,
+            )
+            return
+        status, reason = self._approval_status(name)
+        if status == "denied":
+            approval_id = self.core.ids()
+            yield from self._forward(
+                ConsumerToolApprovalRequestPart(
+                    approval_id=approval_id, tool_call=consumer, is_automatic=True
+                ),
+                content=True,
+            )
+            yield from self._forward(
+                ConsumerToolApprovalResponsePart(
+                    approval_id=approval_id,
+                    tool_call=consumer,
+                    approved=False,
+                    reason=reason,
+                    provider_executed=False,
+                ),
+                content=True,
+            )
+            yield Submit(part.tool_call_id, _denied(reason), None, background=True)
+            return
+        if status == "user-approval":
+            approval_id = self.core.ids()
+            self.core.ask_approval(
+                PendingToolApproval(
+                    approval_id=approval_id,
+                    tool_call_id=part.tool_call_id,
+                    tool_name=name,
+                    input=part.input,
+                    kind="custom",
+                    provider_executed=False,
+                    native_name=part.native_name,
+                )
+            )
+            yield from self._forward(
+                ConsumerToolApprovalRequestPart(approval_id=approval_id, tool_call=consumer),
+                content=True,
+            )
+            self.pause_requested = True
+            return
+        if tool.execute is None:
+            self._ask_result(part)
+            return
+        yield Execute(part.tool_call_id, name, part.input, tool, background=True)
+
+    def _approval_status(self, name: str) -> tuple[str, str | None]:
+        raw = self.frozen.tool_approval.get(name)
+        if raw is None:
+            return "not-applicable", None
+        if isinstance(raw, str):
+            return raw, None
+        return str(raw.get("type", "not-applicable")), raw.get("reason")
+
+    def _ask_result(self, part: ToolCallPart) -> None:
+        self.core.ask_result(
+            PendingToolResult(
+                tool_call_id=part.tool_call_id,
+                tool_name=part.tool_name,
+                input=part.input,
+                provider_options=part.provider_metadata,  # type: ignore[arg-type]
+            )
+        )
+        self.pause_requested = True
+
+    def _approval_request(self, part: ToolApprovalRequestPart) -> Steps[None]:
+        seen = self.seen_calls.get(part.tool_call_id)
+        if part.tool_call_id in self.builtin_settled or part.approval_id in self.consumed_approvals:
+            return
+        name: str | None
+        if seen is not None:
+            name = seen.harness.tool_name
+        else:
+            pending = next(
+                (
+                    p
+                    for p in self.core.pending_approvals.values()
+                    if p.tool_call_id == part.tool_call_id
+                ),
+                None,
+            )
+            name = pending.tool_name if pending is not None else None
+        if name is not None and not is_builtin_tool_included(self.frozen.builtin_filter, name):
+            # Approval-based fallback of built-in filtering (4.8): deny silently.
+            yield SubmitApproval(part.approval_id, False, inactive_tool_reason(name))
+            return
+        if seen is None:
+            raise SliceFailed(
+                HarnessTurnError(
+                    f"Harness '{self.core.harness_id}' emitted approval request "
+                    f"'{part.approval_id}' for unknown tool call '{part.tool_call_id}'."
+                )
+            )
+        self.core.ask_approval(
+            PendingToolApproval(
+                approval_id=part.approval_id,
+                tool_call_id=part.tool_call_id,
+                tool_name=seen.harness.tool_name,
+                input=seen.harness.input,
+                kind="builtin",
+                provider_executed=seen.harness.provider_executed
+                if seen.harness.provider_executed is not None
+                else True,
+                native_name=seen.harness.native_name,
+            )
+        )
+        yield from self._forward(
+            ConsumerToolApprovalRequestPart(approval_id=part.approval_id, tool_call=seen.consumer),
+            content=True,
+        )
+        yield from self.pause()
+
+    def _hold_tool_result(self, part: ToolResultPart) -> None:
+        if part.tool_call_id in self.core.settled_call_ids:
+            return  # the host already settled this call in the continuation (5.4.8)
+        seen = self.seen_calls.get(part.tool_call_id)
+        provider_executed = seen.provider_executed if seen is not None else True
+        self.held.append((harness_outcome(part, provider_executed, self.work_dir), True))
+
+    def hold_preliminary(self, tool_call_id: str, name: str, value: Any) -> None:
+        """A host tool yielded a preliminary result: held until the step closes."""
+        self.held.append(
+            (
+                ConsumerToolResultPart(
+                    tool_call_id=tool_call_id,
+                    tool_name=name,
+                    output=strip_value(value, self.work_dir),
+                    preliminary=True,
+                ),
+                True,
+            )
+        )
+
+    def _flush_held(self) -> Steps[None]:
+        """Forward held outcomes: step parts open the step, continuation parts do not."""
+        held, self.held = self.held, []
+        for outcome, in_step in held:
+            if in_step:
+                yield from self._forward(outcome, content=True)
+            else:
+                yield Emit(outcome)
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def _finish_step(self, part: FinishStepPart) -> Steps[None]:
+        yield JOIN
+        if self.swallow_next_finish_step:
+            # The resumed step was recorded before the pause (5.4.9).
+            self.swallow_next_finish_step = False
+            # As upstream: held outcomes are flushed (a step part opens a consumer step),
+            # then the step's content is discarded without a finish-step; the next part
+            # opens a new step.
+            yield from self._flush_held()
+            self._reset_step()
+            return
+        yield from self._close_step(
+            part.finish_reason, normalize_usage(part.usage), part.harness_metadata
+        )
+
+    def _close_step(
+        self,
+        finish_reason: FinishReason,
+        usage: LanguageModelUsage,
+        metadata: Metadata | None,
+    ) -> Steps[None]:
+        yield from self._flush_held()
+        yield from self._open_step()
+        step_number = len(self.outcome.steps)
+        response = ConsumerFinishStepPart(
+            response=StepResponse(
+                id=f"{self.call_id}-{step_number}",
+                timestamp=self.core.clock().isoformat(),
+                model_id=self.model_id,
+            ),
+            usage=usage,
+            finish_reason=finish_reason.unified,
+            raw_finish_reason=finish_reason.raw,
+            provider_metadata=metadata,
+        )
+        self.outcome.steps.append(
+            StepResult(
+                step_number=step_number,
+                call_id=self.call_id,
+                provider=f"harness:{self.core.harness_id}",
+                model_id=self.model_id,
+                content=self.step_content.parts(),
+                finish_reason=finish_reason.unified,
+                raw_finish_reason=finish_reason.raw,
+                usage=usage,
+                provider_metadata=metadata,
+                tools_context=self.frozen.tools_context,
+                response=response,
+            )
+        )
+        yield Emit(response)
+        self._reset_step()
+
+    def _reset_step(self) -> None:
+        self.step_open = False
+        self.step_has_content = False
+        self.step_content = StepContent()
+        self.expected_calls = None
+        self.seen_in_step = 0
+
+    # -- results computed while suspending ---------------------------------------------
+
+    def capture_suspended(
+        self,
+        tool_call_id: str,
+        output: Any,
+        is_error: bool | None,
+        tool_result: dict[str, Any] | None,
+    ) -> None:
+        """A host result computed while suspending is stored, not sent (6.1.7)."""
+        seen = self.seen_calls.get(tool_call_id)
+        pending = self.core.pending_results.get(tool_call_id)
+        approval = next(
+            (a for a in self.core.pending_approvals.values() if a.tool_call_id == tool_call_id),
+            None,
+        )
+        if seen is not None:
+            name, raw_input = seen.harness.tool_name, seen.harness.input
+        elif pending is not None:
+            name, raw_input = pending.tool_name, pending.input
+        elif approval is not None:
+            name, raw_input = approval.tool_name, approval.input
+        else:
+            raise HarnessTurnError(f"Unknown suspended tool call '{tool_call_id}'.")
+        problem = find_non_json(jsonable(output), "output") or find_non_json(
+            tool_result, "toolResult"
+        )
+        if problem is not None:
+            raise InvalidLifecycleStateError(
+                f"The result of tool call '{tool_call_id}' ({name}) cannot be stored in the "
+                f"continue state: {problem}. Host tools must return JSON values."
+            )
+        self.core.store_result(
+            PendingToolResult(
+                tool_call_id=tool_call_id,
+                tool_name=name,
+                input=raw_input,
+                completed_result=CompletedToolResult(
+                    output=jsonable(output),
+                    is_error=True if is_error else None,
+                    tool_result=tool_result,
+                ),
+            )
+        )
+        if seen is not None:
+            # Consumers see this outcome now; the runtime's later echo is a replay.
+            self.core.settle_call(tool_call_id)
+            outcome = host_outcome(
+                tool_call_id,
+                name,
+                seen.consumer.input,
+                output,
+                is_error=bool(is_error),
+                work_dir=self.work_dir,
+            )
+            self.held.append((outcome, False))  # a continuation part: opens no step
+
+    # -- continuations ---------------------------------------------------------------------
+
+    def settle_continuations(self) -> Steps[None]:
+        """Deliver the continuation's answers before the slice reads (5.4)."""
+        if not self.continuing:
+            return
+        approvals = {a.approval_id: a for a in self.approvals}
+        for approval_id, record in list(self.core.pending_approvals.items()):
+            decision = approvals.get(approval_id)
+            if decision is None:
+                continue
+            yield from self._settle_approval(record, decision)
+            if self.outcome.paused:
+                return
+        explicit = {r.tool_call_id: r for r in self.results}
+        for call_id, pending in list(self.core.pending_results.items()):
+            result = explicit.get(call_id)
+            if result is not None:
+                yield from self._settle_result(pending, result)
+            elif pending.completed_result is not None:
+                stored = pending.completed_result
+                self.core.answer_result(call_id)
+                yield Submit(call_id, stored.output, stored.is_error, stored.tool_result)
+        if self.core.pending_approvals:
+            # A partial answer re-pauses at once (APPROVAL-038): the adapter may need the
+            # other answers, and reading on could wait forever.
+            self.core.pause()
+            self.outcome.paused = True
+            yield from self._finish_result(FinishReason(unified="tool-calls"))
+
+    def _rebuilt_call(self, record: PendingToolApproval) -> ConsumerToolCallPart:
+        seen = self.seen_calls.get(record.tool_call_id)
+        if seen is not None:
+            return seen.consumer
+        return ConsumerToolCallPart(
+            tool_call_id=record.tool_call_id,
+            tool_name=record.tool_name,
+            input=json_or_raw(strip_work_dir(record.input, self.work_dir)),
+            provider_executed=record.provider_executed,
+        )
+
+    def _settle_approval(
+        self, record: PendingToolApproval, decision: ApprovalContinuation
+    ) -> Steps[None]:
+        call = self._rebuilt_call(record)
+        yield Emit(
+            ConsumerToolApprovalResponsePart(
+                approval_id=record.approval_id,
+                tool_call=call,
+                approved=decision.approved,
+                reason=decision.reason,
+                provider_executed=record.provider_executed,
+            )
+        )
+        self.core.answer_approval(record.approval_id)
+        self.consumed_approvals.add(record.approval_id)
+        self.swallow_next_finish_step = True
+        if record.kind == "builtin":
+            yield SubmitApproval(record.approval_id, decision.approved, decision.reason)
+            self.builtin_settled.add(record.tool_call_id)
+            return
+        self.core.settle_call(record.tool_call_id)
+        if not decision.approved:
+            yield Submit(record.tool_call_id, _denied(decision.reason), None)
+            return
+        tool = self.frozen.executable_tools.get(record.tool_name)
+        if tool is None:
+            yield Submit(
+                record.tool_call_id,
+                {"type": "execution-denied", "reason": inactive_tool_reason(record.tool_name)},
+                None,
+            )
+            return
+        if tool.execute is None:
+            self.core.unsettle_call(record.tool_call_id)
+            self.core.ask_result(
+                PendingToolResult(
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    input=record.input,
+                )
+            )
+            self.core.pause()
+            self.outcome.paused = True
+            yield from self._finish_result(FinishReason(unified="tool-calls"))
+            return
+        execution: Execution = yield Execute(
+            record.tool_call_id, record.tool_name, record.input, tool
+        )
+        yield from self._flush_held()
+        if execution.ok:
+            yield Emit(
+                ConsumerToolResultPart(
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    input=call.input,
+                    output=strip_value(jsonable(execution.value), self.work_dir),
+                )
+            )
+        else:
+            yield Emit(
+                ConsumerToolErrorPart(
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    input=call.input,
+                    error=execution.error,
+                )
+            )
+
+    def _settle_result(self, pending: PendingToolResult, result: ResultContinuation) -> Steps[None]:
+        self.core.answer_result(pending.tool_call_id)
+        self.swallow_next_finish_step = True
+        tool_result: dict[str, Any] | None = None
+        if result.tool_result is not None:
+            # The AI SDK part form travels to the adapter, completed from the record (6.2.6);
+            # the raw form carries no part (HOSTTOOL-020).
+            tool_result = dict(result.tool_result)
+            tool_result["toolName"] = pending.tool_name
+            provider_options = tool_result.get("providerOptions") or pending.provider_options
+            if provider_options is not None:
+                tool_result["providerOptions"] = provider_options
+        yield Submit(
+            pending.tool_call_id,
+            result.output if result.has_output else None,
+            True if result.is_error else None,
+            None if tool_result is None else jsonable(tool_result),
+        )
+
+    # -- endings -----------------------------------------------------------------------------
+
+    def pause(self) -> Steps[None]:
+        """Host-input pause (5.3.3): close the step synthetically and finish the result."""
+        yield JOIN
+        if self.step_open or self.step_has_content or self.held:
+            yield from self._close_step(
+                FinishReason(unified="tool-calls"), LanguageModelUsage(), None
+            )
+        self.core.pause()
+        self.outcome.paused = True
+        # The adapter's turn stays alive (APPROVAL-039): what it emits into the queue from
+        # now on is read first by the continuation, or kept by a suspension (APPROVAL-041;
+        # upstream's per-slice streams lose it).
+        yield from self._finish_result(FinishReason(unified="tool-calls"))
+
+    def stopped(self, captured: ContinueTurnState, leftovers: list[StreamPart]) -> Steps[None]:
+        """A stop condition suspended the turn; ``leftovers`` wait for the next slice."""
+        self.core.suspended(captured, leftovers)
+        self.outcome.suspended = True
+        yield from self._finish_result(self._final_reason())
+
+    def stream_closed(self, *, aborted: bool) -> Steps[None]:
+        """The adapter's ``done()`` settled (after the driver joined executions)."""
+        if self.core.suspending:
+            yield from self.close_suspended()
+            return
+        if self.step_has_content:
+            yield from self.fail(HarnessTurnError(UNCLOSED_STEP_MESSAGE), aborted=aborted)
+            return
+        if aborted:
+            yield from self.fail(HarnessTurnError(ABORT_REASON), aborted=True)
+            return
+        # The turn is over before consumers see `finish`, so a finish handler may detach
+        # or prompt again right away (7.4.7).
+        yield RELEASE
+        yield from self._finish_result(self._final_reason())
+
+    def close_suspended(self) -> Steps[None]:
+        """The stream closed because of a deliberate suspension: not a failure."""
+        yield from self._flush_held()
+        if self.outcome.finish is None:
+            self._reset_step()  # the step continues in the next slice: not recorded here
+        self.outcome.suspended = True
+        yield from self._finish_result(self._final_reason())
+
+    def _final_reason(self) -> FinishReason:
+        if self.outcome.finish is not None:
+            return self.outcome.finish.finish_reason
+        if self.outcome.steps:
+            last = self.outcome.steps[-1]
+            return FinishReason(unified=last.finish_reason, raw=last.raw_finish_reason)  # type: ignore[arg-type]
+        return FinishReason(unified="other")
+
+    def _finish_result(self, reason: FinishReason) -> Steps[None]:
+        self.outcome.empty_response = StepResponse(
+            id=f"{self.call_id}-0",
+            timestamp=self.core.clock().isoformat(),
+            model_id=self.model_id,
+        ).to_wire()
+        finish = self.outcome.finish
+        if finish is not None:
+            usage = normalize_usage(finish.total_usage)
+            metadata = finish.harness_metadata
+        else:
+            usage = LanguageModelUsage()
+            for step in self.outcome.steps:
+                usage = add_usage(usage, step.usage)
+            metadata = self.outcome.steps[-1].provider_metadata if self.outcome.steps else None
+        yield Emit(
+            ConsumerFinishPart(
+                finish_reason=reason.unified,
+                raw_finish_reason=reason.raw,
+                total_usage=usage,
+                provider_metadata=metadata,
+            )
+        )
+
+    def fail(self, error: BaseException, *, aborted: bool, part_error: Any = None) -> Steps[None]:
+        """The turn failed with ``error`` (an error part carries ``part_error`` when given)."""
+        yield RELEASE
+        if aborted:
+            self.outcome.aborted = True
+            self.outcome.abort_reason = ABORT_REASON
+            # As upstream, the result fields reject with the turn's own error (what ended
+            # the aborted turn), the abort part carries the reason.
+            self.outcome.error = error
+            yield Emit(ConsumerAbortPart(reason=ABORT_REASON))
+            return
+        self.outcome.error = error
+        yield ReportFailure(error)
+        yield Emit(ConsumerErrorPart(error=error if part_error is None else part_error))
+
+
+def _denied(reason: str | None) -> dict[str, Any]:
+    denied: dict[str, Any] = {"type": "execution-denied"}
+    if reason is not None:
+        denied["reason"] = reason
+    return denied
