@@ -491,8 +491,7 @@ class HarnessAgent:
             sandbox=sandbox,
             tool_sandbox=restricted,
             owns_sandbox=owned,
-            tools_context=tools_context,
-            continue_state=continue_state,
+            restored_turn=lambda: self._frozen_from_state(continue_state, tools_context),
         )
         return session
 
@@ -680,12 +679,7 @@ class HarnessAgent:
         timeout: float | None,
     ) -> StreamResult:
         session.check_can_continue()
-        core = session._core
-        frozen = core.frozen
-        if frozen is None:
-            frozen = self._frozen_from_state(session)
         result = await session.start_continuation(
-            frozen,
             approvals=approvals,
             results=results,
             abort=abort,
@@ -695,10 +689,8 @@ class HarnessAgent:
         result.output_format = self.response_format
         return result
 
-    def _frozen_from_state(self, session: AgentSession) -> FrozenTurn:
+    def _frozen_from_state(self, state: ContinueTurnState | None, rebound: Any) -> FrozenTurn:
         """Settings of a turn continued on a recreated session (7.7.3)."""
-        state = session._continue_state
-        rebound = session._rebound_tools_context
         tools_context = rebound if rebound is not None else self.tools_context
         persisted = state.turn_settings if state is not None else None
         if persisted is None:

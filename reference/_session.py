@@ -84,8 +84,7 @@ class AgentSession:
         sandbox: SandboxSession,
         tool_sandbox: SandboxSession,
         owns_sandbox: bool,
-        tools_context: Any,
-        continue_state: ContinueTurnState | None = None,
+        restored_turn: Callable[[], FrozenTurn],
     ) -> None:
         self._agent = agent
         self._harness_session = harness_session
@@ -95,8 +94,9 @@ class AgentSession:
         self._tool_sandbox = tool_sandbox
         self._owns_sandbox = owns_sandbox
         self._status = SessionStatus.ACTIVE
-        self._rebound_tools_context = tools_context
-        self._continue_state = continue_state
+        # The settings of a turn this session took over from a continue state (7.7.3),
+        # computed when it is first continued.
+        self._restored_turn = restored_turn
         self.is_resume: bool = bool(getattr(harness_session, "is_resume", False))
 
     # -- read-only state -----------------------------------------------------------------
@@ -206,7 +206,6 @@ class AgentSession:
 
     async def start_continuation(
         self,
-        frozen: FrozenTurn,
         *,
         approvals: Sequence[ApprovalContinuation],
         results: Sequence[ResultContinuation],
@@ -215,6 +214,7 @@ class AgentSession:
         structured: bool,
     ) -> StreamResult:
         """Continue the unfinished turn with ``do_continue_turn`` (same adapter session)."""
+        frozen = self._core.frozen or self._restored_turn()
         buffered = self._core.start(frozen)
         link = self._link
         queue = link.queue
