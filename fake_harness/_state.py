@@ -13,9 +13,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
 
-from harness_testkit.spec import BuiltinToolFiltering, CompactionPart, JSONValue, PermissionMode
+from harness_testkit.spec import (
+    BuiltinToolFiltering,
+    CompactionPart,
+    JSONValue,
+    PermissionMode,
+    WireModel,
+)
 
 __all__ = [
     "DATA_FORMAT",
@@ -38,13 +43,8 @@ DATA_FORMAT = "fake-harness/1"
 class StateModel(BaseModel):
     """Mutable JSON models of the runtime state (camelCase on the wire)."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        extra="forbid",
-    )
+    # The contract's wire config, but mutable: the runtime updates its state in place.
+    model_config = ConfigDict(**{**WireModel.model_config, "frozen": False})
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict."""

@@ -21,19 +21,16 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
     field_validator,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
 
 from harness_testkit._inputs import MAX_DEPTH, parse_structured, read_bounded_text
 from harness_testkit._patterns import check_pattern
-from harness_testkit.spec import JSONValue, safe_load_bounded
+from harness_testkit.spec import JSONValue, WireModel, safe_load_bounded
 
 __all__ = [
     "Block",
@@ -58,17 +55,9 @@ StopReason: TypeAlias = Literal[
 ]
 
 
-class EndpointModel(BaseModel):
-    """Base of every endpoint script model: camelCase on the wire, either spelling accepted."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        frozen=True,
-        extra="forbid",
-    )
+class EndpointModel(WireModel):
+    """Base of every endpoint script model: the contract's wire config (camelCase on the
+    wire, either spelling accepted in Python, frozen, unknown keys rejected)."""
 
 
 def _check_regex(value: str | None) -> str | None:
@@ -403,10 +392,6 @@ class EndpointScript(EndpointModel):
     def from_texts(cls, *texts: str) -> EndpointScript:
         """A script whose reply ``n`` is the text ``texts[n]``."""
         return cls(replies=[MessageReply(content=[TextBlock(text=text)]) for text in texts])
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready document (camelCase keys, unset optional fields omitted)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def to_yaml(self) -> str:
         """The document as YAML."""

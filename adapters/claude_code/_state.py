@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import Field, ValidationError
 
-from harness_testkit.spec import InvalidLifecycleStateError, JSONValue
+from harness_testkit.spec import InvalidLifecycleStateError, JSONValue, WireModel
 
 __all__ = ["DATA_FORMAT", "SessionData", "TurnData", "validate_session_data"]
 
@@ -21,15 +20,8 @@ __all__ = ["DATA_FORMAT", "SessionData", "TurnData", "validate_session_data"]
 DATA_FORMAT: Literal["claude-code/1"] = "claude-code/1"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-        extra="forbid",
-        frozen=True,
-    )
+class _Model(WireModel):
+    """The contract's wire config (camelCase on the wire, frozen, unknown keys rejected)."""
 
 
 class TurnData(_Model):
@@ -68,10 +60,6 @@ class SessionData(_Model):
     turn_count: int = Field(default=0, ge=0)
     next_reply: int = Field(default=0, ge=0)
     turn: TurnData | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON-ready dict (camelCase keys)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def validate_session_data(data: Any) -> dict[str, Any]:
