@@ -31,6 +31,7 @@ from typing import Any
 
 import anyio
 
+from harness_testkit._patterns import UnsafePatternError, pattern_search
 from harness_testkit.spec import (
     JSONValue,
     SandboxAbortedError,
@@ -275,12 +276,17 @@ class Workspace:
         run = await self._run(f"find {shlex.quote(base)} -type f", abort=abort)
         if run.exit_code != 0:
             return _outcome(f"Cannot search {base}: {run.stderr.strip()}", is_error=True)
-        matcher = re.compile(glob_to_regex(pattern))
-        matches = sorted(
-            line
-            for line in run.stdout.splitlines()
-            if line and matcher.match(posixpath.relpath(line, base))
-        )
+        # RE2, not `re`: a glob of many `*` would make a backtracking engine take
+        # polynomial time per path; RE2 is linear in the path whatever the glob.
+        regex = glob_to_regex(pattern)
+        try:
+            matches = sorted(
+                line
+                for line in run.stdout.splitlines()
+                if line and pattern_search(regex, posixpath.relpath(line, base))
+            )
+        except UnsafePatternError:
+            return _outcome(f"Invalid glob pattern: {pattern}", is_error=True)
         return _outcome(list(matches))
 
     async def mutate(self, changes: Sequence[FileMutation]) -> Outcome:

@@ -165,6 +165,20 @@ def test_glob_translation(pattern: str, matches: list[str], misses: list[str]) -
     assert not any(regex.match(path) for path in misses)
 
 
+async def test_a_glob_of_many_stars_cannot_hang_and_a_bad_class_is_an_error(
+    sandbox: SandboxEnv,
+) -> None:
+    """Globs run on RE2: Python's backtracking ``re`` takes astronomically long here."""
+    ws = _workspace(sandbox)
+    await ws.execute("write", {"file_path": "a" * 60, "content": ""}, None)
+    with anyio.fail_after(30):
+        stars = await ws.execute("glob", {"pattern": "*" * 40 + "x"}, None)
+    assert stars["result"] == []
+    bad = await ws.execute("glob", {"pattern": "[z-a].txt"}, None)
+    assert bad["isError"]
+    assert bad["result"] == "Invalid glob pattern: [z-a].txt"
+
+
 @pytest.mark.requirement("SANDBOX-032")
 async def test_grep_and_glob_refuse_paths_outside_the_sandbox(sandbox: SandboxEnv) -> None:
     """The search built-ins confine their path as the file API does (issue 15)."""
