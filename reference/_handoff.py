@@ -1,12 +1,13 @@
-"""``Handoff``: the unbounded FIFO that carries parts from one task to another.
+"""``Handoff``: the unbounded FIFO that carries parts from one task to another, and
+``Signal``, the wake-up it (and a stream result's readers) wait on.
 
 An anyio memory stream checkpoints on every ``receive()``, so each part it carries costs
 a trip through the event loop even when the next part is already waiting. A hand-off
 awaits only when it is empty: a reader drains what is queued without yielding, and one
-``anyio.Event`` (made only when a reader actually waits) wakes it when the next item
-arrives. The event is the running loop's own (``asyncio.Event`` or ``trio.Event``, chosen
-once per hand-off): an ``anyio.Event`` finds its backend again on every creation, which
-costs about as much as the wait itself.
+event (made only when a reader actually waits) wakes it when the next item arrives. The
+event is the running loop's own (``asyncio.Event`` or ``trio.Event``, chosen once per
+signal): an ``anyio.Event`` finds its backend again on every creation, which costs about
+as much as the wait itself.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Generic, Protocol, TypeVar
 
 import anyio
 
-__all__ = ["Handoff", "HandoffSink"]
+__all__ = ["Handoff", "HandoffSink", "Signal"]
 
 T = TypeVar("T")
 
@@ -43,6 +44,38 @@ def _event_type() -> Callable[[], _Event]:
     return asyncio.Event
 
 
+class Signal:
+    """Wakes the tasks waiting in :meth:`wait` when :meth:`fire` is called.
+
+    The event is the running loop's own and is made only when a task actually waits, so a
+    fire that nobody waits for costs one attribute test. Waiters loop on their own
+    condition: a fire means "look again", not "your condition holds".
+    """
+
+    __slots__ = ("_event", "_new_event")
+
+    def __init__(self) -> None:
+        self._event: _Event | None = None
+        self._new_event: Callable[[], _Event] | None = None
+
+    def fire(self) -> None:
+        """Wake every task waiting now (later waiters wait for the next fire)."""
+        event = self._event
+        if event is not None:
+            self._event = None
+            event.set()
+
+    async def wait(self) -> None:
+        """Wait (cancellably) for the next :meth:`fire`."""
+        event = self._event
+        if event is None:
+            new_event = self._new_event
+            if new_event is None:
+                new_event = self._new_event = _event_type()
+            event = self._event = new_event()
+        await event.wait()
+
+
 class Handoff(Generic[T]):
     """An unbounded FIFO between tasks: ``put`` never blocks, ``get`` waits only when empty.
 
@@ -51,12 +84,11 @@ class Handoff(Generic[T]):
     item, the others wait again).
     """
 
-    __slots__ = ("_closed", "_items", "_new_event", "_waiter")
+    __slots__ = ("_arrived", "_closed", "_items")
 
     def __init__(self) -> None:
         self._items: deque[T] = deque()
-        self._waiter: _Event | None = None
-        self._new_event: Callable[[], _Event] | None = None
+        self._arrived = Signal()
         self._closed = False
 
     @property
@@ -76,26 +108,18 @@ class Handoff(Generic[T]):
         if self._closed:
             raise anyio.ClosedResourceError
         self._items.append(item)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            waiter.set()
+        self._arrived.fire()
 
     def push_front(self, items: list[T]) -> None:
         """Re-queue ``items`` (in their order) ahead of everything queued."""
         self._items.extendleft(reversed(items))
-        waiter = self._waiter
-        if items and waiter is not None:
-            self._waiter = None
-            waiter.set()
+        if items:
+            self._arrived.fire()
 
     def close(self) -> None:
         """No more puts; readers get what is queued, then ``anyio.EndOfStream``."""
         self._closed = True
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            waiter.set()
+        self._arrived.fire()
 
     def clear(self) -> None:
         """Drop everything queued."""
@@ -123,13 +147,7 @@ class Handoff(Generic[T]):
         while not self._items:
             if self._closed:
                 raise anyio.EndOfStream
-            waiter = self._waiter
-            if waiter is None:
-                new_event = self._new_event
-                if new_event is None:
-                    new_event = self._new_event = _event_type()
-                waiter = self._waiter = new_event()
-            await waiter.wait()
+            await self._arrived.wait()
         return self._items.popleft()
 
 
