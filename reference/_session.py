@@ -276,17 +276,18 @@ class AgentSession:
             )
             completed = False
             try:
-                async with anyio.create_task_group() as group:
-                    if timeout is not None:
+                if timeout is None:  # no deadline task: no task group (most turns)
+                    outcome = await runner.run()
+                else:
+                    async with anyio.create_task_group() as group:
 
                         async def deadline() -> None:
                             await anyio.sleep(timeout)
                             abort.set()
 
                         group.start_soon(deadline)
-                    outcome = await runner.run()
-                    if timeout is not None:  # the deadline task is the group's only task
-                        group.cancel_scope.cancel()
+                        outcome = await runner.run()
+                        group.cancel_scope.cancel()  # the deadline task is the only task
                 completed = True
             finally:
                 # A finish handler may already have started the next turn on this
