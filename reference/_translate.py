@@ -9,7 +9,7 @@ part is forwarded, held or suppressed; these functions only say what it becomes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, cast
 
 from harness_testkit.spec import (
     BuiltinTool,
@@ -36,7 +36,6 @@ from harness_testkit.spec import (
     TextStartPart,
     ToolCallPart,
     ToolResultPart,
-    WireModel,
 )
 
 from ._strip import strip_value, strip_work_dir
@@ -53,29 +52,7 @@ __all__ = [
 ]
 
 
-M = TypeVar("M", bound=WireModel)
-_new = object.__new__
-_set = object.__setattr__
-
-
-def trusted(model: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
-    """``model`` built from ``values`` without validating them: for parts the agent makes
-    from fields of parts that were validated already (a third of the cost of ``model(...)``).
-
-    ``values`` must hold every field of ``model``, in declaration order, with values of
-    the declared types; ``fields_set`` names the fields a constructor call would have
-    been given. The instance equals, dumps and reprs as ``model(**given)`` would.
-    """
-    part = _new(model)
-    _set(part, "__dict__", values)
-    _set(part, "__pydantic_fields_set__", fields_set)
-    _set(part, "__pydantic_extra__", None)
-    _set(part, "__pydantic_private__", None)
-    return part
-
-
-#: The fields a consumer delta is constructed with, one set shared by every delta (the
-#: models are frozen, and pydantic copies a fields set before it changes one).
+#: The fields a consumer delta is constructed with (one set shared by every delta).
 _DELTA_FIELDS = {"id", "text", "provider_metadata"}
 
 
@@ -88,9 +65,26 @@ def consumer_delta(
         model, kind = ConsumerTextDeltaPart, "text-delta"
     else:
         model, kind = ConsumerReasoningDeltaPart, "reasoning-delta"
-    values = {"type": kind, "id": part.id, "text": part.delta}
+    values: dict[str, Any] = {"type": kind, "id": part.id, "text": part.delta}
     values["provider_metadata"] = part.harness_metadata
-    return trusted(model, values, _DELTA_FIELDS)
+    return model.from_trusted(values, _DELTA_FIELDS)
+
+
+#: Harness block boundaries -> (consumer model, its ``type``), and the fields given.
+_BOUNDARIES: dict[type[StreamPart], tuple[type[ConsumerPart], str]] = {
+    TextStartPart: (ConsumerTextStartPart, "text-start"),
+    TextEndPart: (ConsumerTextEndPart, "text-end"),
+    ReasoningStartPart: (ConsumerReasoningStartPart, "reasoning-start"),
+    ReasoningEndPart: (ConsumerReasoningEndPart, "reasoning-end"),
+}
+_BOUNDARY_FIELDS = {"id", "provider_metadata"}
+
+
+def _subclass_boundary(part: StreamPart) -> tuple[type[ConsumerPart], str] | None:
+    for kind, boundary in _BOUNDARIES.items():
+        if isinstance(part, kind):
+            return boundary
+    return None
 
 
 def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
@@ -99,18 +93,14 @@ def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
     Only the deltas are step content (they coalesce into ``{type: text|reasoning}``
     content); start/end and raw parts open a step but are not content.
     """
-    if isinstance(part, TextStartPart):
-        return ConsumerTextStartPart(id=part.id, provider_metadata=part.harness_metadata), False
+    boundary = _BOUNDARIES.get(type(part)) or _subclass_boundary(part)
+    if boundary is not None:
+        model, kind = boundary
+        block = cast(TextStartPart, part)  # every boundary has these two fields
+        values = {"type": kind, "id": block.id, "provider_metadata": block.harness_metadata}
+        return model.from_trusted(values, _BOUNDARY_FIELDS), False
     if isinstance(part, TextDeltaPart | ReasoningDeltaPart):
         return consumer_delta(part), True
-    if isinstance(part, TextEndPart):
-        return ConsumerTextEndPart(id=part.id, provider_metadata=part.harness_metadata), False
-    if isinstance(part, ReasoningStartPart):
-        start = ConsumerReasoningStartPart(id=part.id, provider_metadata=part.harness_metadata)
-        return start, False
-    if isinstance(part, ReasoningEndPart):
-        end = ConsumerReasoningEndPart(id=part.id, provider_metadata=part.harness_metadata)
-        return end, False
     if isinstance(part, RawPart):
         return ConsumerRawPart(raw_value=part.raw_value), False
     return None

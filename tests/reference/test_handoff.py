@@ -15,6 +15,7 @@ from harness_testkit.spec import (
     ConsumerReasoningDeltaPart,
     ConsumerTextDeltaPart,
     ConsumerToolCallPart,
+    ProviderMetadata,
     ReasoningDeltaPart,
     TextDeltaPart,
     parse_stream_part,
@@ -116,7 +117,7 @@ async def test_a_signal_wakes_every_task_waiting_and_only_those() -> None:
     st.one_of(st.none(), st.just({"bench": {"n": 1}})),
 )
 def test_consumer_deltas_are_the_models_their_constructor_makes(
-    kind: str, block_id: str, delta: str, metadata: dict[str, dict[str, int]] | None
+    kind: str, block_id: str, delta: str, metadata: ProviderMetadata | None
 ) -> None:
     wire: dict[str, object] = {"type": kind, "id": block_id, "delta": delta}
     if metadata is not None:

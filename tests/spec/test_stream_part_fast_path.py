@@ -1,4 +1,5 @@
-"""``parse_stream_part`` builds plain delta dicts directly; the outcome must not change.
+"""``parse_stream_part`` builds plain delta and block boundary dicts directly; the outcome
+must not change.
 
 Every dict, valid or not, must give what the pydantic validator alone gives: an equal
 model with the same fields set and repr, or a ``ValidationError`` with the same errors.
@@ -71,6 +72,19 @@ def test_plain_delta_dicts_parse_as_the_validator_parses_them(kind: str) -> None
     _assert_same({"type": kind, "id": "", "delta": ""})
 
 
+_BOUNDARIES = ["text-start", "text-end", "reasoning-start", "reasoning-end", "tool-input-end"]
+
+
+@pytest.mark.parametrize("kind", _BOUNDARIES)
+def test_plain_block_boundaries_parse_as_the_validator_parses_them(kind: str) -> None:
+    _assert_same({"type": kind, "id": "b-1"})
+    _assert_same({"type": kind, "id": ""})
+    _assert_same({"type": kind, "id": 1})
+    _assert_same({"type": kind, "id": "b", "delta": "x"})
+    _assert_same({"type": kind, "id": _Text("b")})
+    _assert_same({"type": kind, "harnessMetadata": None})
+
+
 @pytest.mark.parametrize(
     "obj",
     [
@@ -113,7 +127,7 @@ _KEYS = st.sampled_from(
 
 
 @given(
-    kind=st.sampled_from(["text-delta", "reasoning-delta", "tool-input-delta", "text-start"]),
+    kind=st.sampled_from(["text-delta", "reasoning-delta", "tool-input-delta", *_BOUNDARIES]),
     fields=st.dictionaries(_KEYS, _VALUES, max_size=4),
 )
 def test_any_delta_like_dict_keeps_the_validators_outcome(
