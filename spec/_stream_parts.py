@@ -8,7 +8,7 @@ are camelCase (``toolCallId``, ``harnessMetadata``, ``providerExecuted``,
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self, TypeAlias, get_args
+from typing import Annotated, Any, Literal, Self, TypeAlias, TypeVar, get_args
 
 from pydantic import (
     BaseModel,
@@ -68,6 +68,7 @@ UnifiedFinishReason: TypeAlias = Literal[
 
 _new = object.__new__
 _set = object.__setattr__
+M = TypeVar("M", bound="WireModel")
 
 
 class WireModel(BaseModel):
@@ -470,6 +471,112 @@ def _plain_part(obj: dict[str, Any]) -> WireModel | None:
     return model.from_trusted(values, fields)
 
 
+#: Unified finish reasons, for the finish fast path.
+_FINISH_REASONS = frozenset(get_args(UnifiedFinishReason))
+#: Token count fields by wire name, in declaration order.
+_INPUT_TOKENS = {"total": "total", "noCache": "no_cache", "cacheRead": "cache_read"}
+_INPUT_TOKENS["cacheWrite"] = "cache_write"
+_OUTPUT_TOKENS = {"total": "total", "text": "text", "reasoning": "reasoning"}
+_USAGE_FIELDS = {"input_tokens", "output_tokens"}
+_REASON_FIELDS = {"unified"}
+_REASON_RAW_FIELDS = {"unified", "raw"}
+_FINISH_FIELDS: dict[str, tuple[type[WireModel], str, set[str]]] = {
+    "finish-step": (FinishStepPart, "usage", {"type", "finish_reason", "usage"}),
+    "finish": (FinishPart, "totalUsage", {"type", "finish_reason", "total_usage"}),
+}
+#: ``tool-call`` fields the flat fast path takes: wire name -> (name, type, required).
+_TOOL_CALL = {
+    "toolCallId": ("tool_call_id", str, True),
+    "toolName": ("tool_name", str, True),
+    "input": ("input", str, True),
+    "providerExecuted": ("provider_executed", bool, False),
+    "dynamic": ("dynamic", bool, False),
+    "nativeName": ("native_name", str, False),
+}
+_TOOL_CALL_TEMPLATE = dict.fromkeys(ToolCallPart.model_fields)
+
+
+def _plain_reason(obj: object) -> FinishReason | None:
+    """A plain ``{"unified": <reason>[, "raw": str | None]}``, else ``None``."""
+    if type(obj) is not dict:
+        return None
+    unified = obj.get("unified")
+    if type(unified) is not str or unified not in _FINISH_REASONS:
+        return None
+    if "raw" in obj:
+        raw = obj["raw"]
+        if len(obj) != 2 or (raw is not None and type(raw) is not str):
+            return None
+        return FinishReason.from_trusted({"unified": unified, "raw": raw}, _REASON_RAW_FIELDS)
+    if len(obj) != 1:
+        return None
+    return FinishReason.from_trusted({"unified": unified, "raw": None}, _REASON_FIELDS)
+
+
+def _plain_tokens(obj: object, model: type[M], names: dict[str, str]) -> M | None:
+    """Plain token counts (safe ``int`` or ``None`` under known wire names), else ``None``."""
+    if type(obj) is not dict:
+        return None
+    values: dict[str, Any] = dict.fromkeys(names.values())
+    given: set[str] = set()
+    for key, value in obj.items():
+        name = names.get(key)
+        if name is None or (
+            value is not None
+            and (type(value) is not int or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
+        ):
+            return None
+        values[name] = value
+        given.add(name)
+    return model.from_trusted(values, given)
+
+
+def _plain_finish(obj: dict[str, Any], kind: str) -> WireModel | None:
+    """A ``finish-step`` or ``finish`` of exactly a plain reason and a plain usage (input
+    and output counts, no ``raw``), else ``None``."""
+    model, usage_key, given = _FINISH_FIELDS[kind]
+    if len(obj) != 3:
+        return None
+    reason = _plain_reason(obj.get("finishReason"))
+    usage = obj.get(usage_key)
+    if reason is None or type(usage) is not dict or len(usage) != 2:
+        return None
+    inputs = _plain_tokens(usage.get("inputTokens"), InputTokens, _INPUT_TOKENS)
+    outputs = _plain_tokens(usage.get("outputTokens"), OutputTokens, _OUTPUT_TOKENS)
+    if inputs is None or outputs is None:
+        return None
+    counts = {"input_tokens": inputs, "output_tokens": outputs, "raw": None}
+    values: dict[str, Any] = {"type": kind, "finish_reason": reason}
+    values["usage" if kind == "finish-step" else "total_usage"] = Usage.from_trusted(
+        counts, _USAGE_FIELDS
+    )
+    values["harness_metadata"] = None
+    return model.from_trusted(values, given)
+
+
+def _plain_tool_call(obj: dict[str, Any]) -> WireModel | None:
+    """A ``tool-call`` of plain ``str``/``bool`` fields only (no metadata, no call count)."""
+    values = dict(_TOOL_CALL_TEMPLATE)
+    values["type"] = "tool-call"
+    given = {"type"}
+    required = 0
+    for key, value in obj.items():
+        if key == "type":
+            continue
+        entry = _TOOL_CALL.get(key)
+        if entry is None:
+            return None
+        name, kind, needed = entry
+        if type(value) is not kind and (needed or value is not None):
+            return None
+        values[name] = value
+        given.add(name)
+        required += needed
+    if required != 3:
+        return None
+    return ToolCallPart.from_trusted(values, given)
+
+
 def parse_stream_part(obj: object) -> StreamPart:
     """Validate a harness stream part given as a wire dict (or a model).
 
@@ -489,6 +596,14 @@ def parse_stream_part(obj: object) -> StreamPart:
         obj = obj.to_wire()
     elif type(obj) is dict:
         part = _plain_part(obj)
+        if part is None:
+            kind = obj.get("type")
+            if type(kind) is not str:
+                pass  # the validator names the problem
+            elif kind == "finish-step" or kind == "finish":
+                part = _plain_finish(obj, kind)
+            elif kind == "tool-call":
+                part = _plain_tool_call(obj)
         if part is not None:
             return part  # type: ignore[return-value]
     refuse_unbounded(obj, "StreamPart")
