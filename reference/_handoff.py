@@ -3,11 +3,10 @@
 
 An anyio memory stream checkpoints on every ``receive()``, so each part it carries costs
 a trip through the event loop even when the next part is already waiting. A hand-off
-awaits only when it is empty: a reader drains what is queued without yielding, and one
-event (made only when a reader actually waits) wakes it when the next item arrives. The
-event is the running loop's own (``asyncio.Event`` or ``trio.Event``, chosen once per
-signal): an ``anyio.Event`` finds its backend again on every creation, which costs about
-as much as the wait itself.
+awaits only when it is empty: a reader drains what is queued without yielding, and a
+signal wakes it when the next item arrives. A signal parks its waiters on the running
+loop's own primitives (an asyncio future, a trio task): an ``anyio.Event`` finds its
+backend again on every creation, which costs about as much as the wait itself.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import asyncio
 import sys
 from collections import deque
 from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 
@@ -25,55 +24,67 @@ __all__ = ["Handoff", "HandoffSink", "Signal"]
 T = TypeVar("T")
 
 
-class _Event(Protocol):
-    def set(self) -> None: ...
-
-    async def wait(self) -> object: ...
-
-
-def _event_type() -> Callable[[], _Event]:
-    """The running event loop's event class (trio's inside trio, else asyncio's)."""
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            trio.lowlevel.current_trio_token()
-        except RuntimeError:
-            pass  # not inside trio
-        else:
-            return trio.Event  # type: ignore[no-any-return]
-    return asyncio.Event
+#: The running asyncio loop, ``None`` outside asyncio (the C accessor; no exception).
+_running_asyncio_loop = asyncio._get_running_loop
 
 
 class Signal:
     """Wakes the tasks waiting in :meth:`wait` when :meth:`fire` is called.
 
-    The event is the running loop's own and is made only when a task actually waits, so a
-    fire that nobody waits for costs one attribute test. Waiters loop on their own
-    condition: a fire means "look again", not "your condition holds".
+    Each waiter parks on the running loop's cheapest primitive: under asyncio a bare
+    future of its own (an ``asyncio.Event`` makes the same future behind two more calls),
+    under trio the task itself (``wait_task_rescheduled``, what ``trio.Event`` does behind
+    a parking lot). A fire that nobody waits for costs two attribute tests. Waiters loop
+    on their own condition: a fire means "look again", not "your condition holds".
     """
 
-    __slots__ = ("_event", "_new_event")
+    __slots__ = ("_futures", "_tasks")
 
     def __init__(self) -> None:
-        self._event: _Event | None = None
-        self._new_event: Callable[[], _Event] | None = None
+        self._futures: list[asyncio.Future[None]] = []
+        self._tasks: list[Any] = []
 
     def fire(self) -> None:
         """Wake every task waiting now (later waiters wait for the next fire)."""
-        event = self._event
-        if event is not None:
-            self._event = None
-            event.set()
+        futures = self._futures
+        if futures:
+            self._futures = []
+            for future in futures:
+                if not future.done():
+                    future.set_result(None)
+        tasks = self._tasks
+        if tasks:
+            self._tasks = []
+            reschedule = sys.modules["trio"].lowlevel.reschedule
+            for task in tasks:
+                reschedule(task)
 
     async def wait(self) -> None:
         """Wait (cancellably) for the next :meth:`fire`."""
-        event = self._event
-        if event is None:
-            new_event = self._new_event
-            if new_event is None:
-                new_event = self._new_event = _event_type()
-            event = self._event = new_event()
-        await event.wait()
+        loop = _running_asyncio_loop()
+        if loop is None:
+            await self._wait_trio()
+            return
+        future: asyncio.Future[None] = loop.create_future()
+        self._futures.append(future)
+        try:
+            await future
+        except BaseException:  # cancelled: forget the future (fire has not taken it)
+            if future in self._futures:
+                self._futures.remove(future)
+            raise
+
+    async def _wait_trio(self) -> None:
+        lowlevel = sys.modules["trio"].lowlevel
+        task = lowlevel.current_task()
+        self._tasks.append(task)
+
+        def abort(raise_cancel: object) -> Any:
+            # Called only while the task still waits, so fire has not taken it.
+            self._tasks.remove(task)
+            return lowlevel.Abort.SUCCEEDED
+
+        await lowlevel.wait_task_rescheduled(abort)
 
 
 class Handoff(Generic[T]):

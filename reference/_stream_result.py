@@ -91,7 +91,7 @@ class StreamResult:
         max_parts: int = MAX_RETAINED_PARTS,
     ) -> None:
         self._run = run
-        self._parts: list[ConsumerPart] = [ConsumerStartPart()]
+        self._parts: list[ConsumerPart] = [_start_part()]
         self._outcome: SliceOutcome | None = None
         # Plain flag and loop-native signals: the log grows by one part per hand-off, and
         # an anyio event per part (or per check) costs as much as the part itself.
@@ -149,15 +149,6 @@ class StreamResult:
         parts.append(part)
         # Wakes readers waiting for this part (nothing to do when none waits).
         self._progress.fire()
-
-    async def _next_part(self, index: int) -> ConsumerPart | None:
-        """Part ``index`` once it exists; ``None`` after the last part."""
-        parts = self._parts
-        while index >= len(parts):
-            if self._done:
-                return None
-            await self._wait(self._progress)
-        return parts[index]
 
     async def _wait(self, signal: Signal) -> None:
         """Wait for ``signal``; a caller cancelled meanwhile aborts the turn (it gave up)."""
@@ -463,19 +454,20 @@ class _Reader:
         return self
 
     async def __anext__(self) -> ConsumerPart:
+        # The hot path of every consumer: one call per part, awaiting only when the part
+        # does not exist yet.
         if self._closed:
             raise StopAsyncIteration
         index = self._index
-        parts = self._result._parts
-        if index < len(parts):  # already there: no wait, no extra coroutine
-            self._index = index + 1
-            return parts[index]
-        part = await self._result._next_part(index)
-        if part is None:
-            self._closed = True
-            raise StopAsyncIteration
-        self._index += 1
-        return part
+        result = self._result
+        parts = result._parts
+        while index >= len(parts):
+            if result._done:
+                self._closed = True
+                raise StopAsyncIteration
+            await result._wait(result._progress)
+        self._index = index + 1
+        return parts[index]
 
     async def aclose(self) -> None:
         """End this reader only (the slice and other readers go on)."""
@@ -500,6 +492,14 @@ class _TextReader:
     async def aclose(self) -> None:
         """End this reader only."""
         await self._reader.aclose()
+
+
+def _start_part() -> ConsumerStartPart:
+    """``ConsumerStartPart()`` without validating its constant field."""
+    return ConsumerStartPart.from_trusted({"type": "start"}, _NO_FIELDS)
+
+
+_NO_FIELDS: set[str] = set()
 
 
 def _is_terminal(part: ConsumerPart) -> bool:

@@ -9,7 +9,7 @@ part is forwarded, held or suppressed; these functions only say what it becomes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from harness_testkit.spec import (
     BuiltinTool,
@@ -36,6 +36,7 @@ from harness_testkit.spec import (
     TextStartPart,
     ToolCallPart,
     ToolResultPart,
+    WireModel,
 )
 
 from ._strip import strip_value, strip_work_dir
@@ -50,6 +51,27 @@ __all__ = [
     "host_outcome",
     "text_like_part",
 ]
+
+
+M = TypeVar("M", bound=WireModel)
+
+#: Every field's default, by model (for :func:`_built`).
+_DEFAULTS: dict[type[WireModel], dict[str, Any]] = {}
+
+
+def _built(model: type[M], given: dict[str, Any]) -> M:
+    """``model(**given)`` for values taken from validated parts (or of ``Any`` fields),
+    without validating them again; the other fields take their defaults."""
+    defaults = _DEFAULTS.get(model)
+    if defaults is None:
+        defaults = {}
+        for name, info in model.model_fields.items():
+            assert info.default_factory is None, f"{model.__name__}.{name} has a factory"
+            defaults[name] = info.default
+        _DEFAULTS[model] = defaults
+    values = defaults.copy()
+    values.update(given)
+    return model.from_trusted(values, set(given))
 
 
 #: The fields a consumer delta is constructed with (one set shared by every delta).
@@ -77,14 +99,8 @@ _BOUNDARIES: dict[type[StreamPart], tuple[type[ConsumerPart], str]] = {
     ReasoningStartPart: (ConsumerReasoningStartPart, "reasoning-start"),
     ReasoningEndPart: (ConsumerReasoningEndPart, "reasoning-end"),
 }
+_BOUNDARY_TYPES = tuple(_BOUNDARIES)
 _BOUNDARY_FIELDS = {"id", "provider_metadata"}
-
-
-def _subclass_boundary(part: StreamPart) -> tuple[type[ConsumerPart], str] | None:
-    for kind, boundary in _BOUNDARIES.items():
-        if isinstance(part, kind):
-            return boundary
-    return None
 
 
 def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
@@ -93,7 +109,9 @@ def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
     Only the deltas are step content (they coalesce into ``{type: text|reasoning}``
     content); start/end and raw parts open a step but are not content.
     """
-    boundary = _BOUNDARIES.get(type(part)) or _subclass_boundary(part)
+    boundary = _BOUNDARIES.get(type(part))
+    if boundary is None and isinstance(part, _BOUNDARY_TYPES):  # a subclass (rare)
+        boundary = next(entry for kind, entry in _BOUNDARIES.items() if isinstance(part, kind))
     if boundary is not None:
         model, kind = boundary
         block = cast(TextStartPart, part)  # every boundary has these two fields
@@ -117,15 +135,18 @@ def consumer_call(
         provider_executed=part.provider_executed,
         dynamic=part.dynamic,
     )
-    return ConsumerToolCallPart(
-        tool_call_id=part.tool_call_id,
-        tool_name=part.tool_name,
-        input=parsed.input,
-        provider_executed=part.provider_executed,
-        dynamic=True if parsed.dynamic else None,
-        provider_metadata=part.provider_metadata,
-        invalid=True if parsed.invalid else None,
-        error=parsed.error,
+    return _built(
+        ConsumerToolCallPart,
+        {
+            "tool_call_id": part.tool_call_id,
+            "tool_name": part.tool_name,
+            "input": parsed.input,
+            "provider_executed": part.provider_executed,
+            "dynamic": True if parsed.dynamic else None,
+            "provider_metadata": part.provider_metadata,
+            "invalid": True if parsed.invalid else None,
+            "error": parsed.error,
+        },
     )
 
 
@@ -134,21 +155,27 @@ def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str
     else a ``tool-result`` (the value with the work dir stripped)."""
     value = strip_value(part.result, work_dir)
     if part.is_error is True and provider_executed:
-        return ConsumerToolErrorPart(
-            tool_call_id=part.tool_call_id,
-            tool_name=part.tool_name,
-            error=value,
-            provider_executed=True,
-            dynamic=part.dynamic,
-            provider_metadata=part.provider_metadata,
+        return _built(
+            ConsumerToolErrorPart,
+            {
+                "tool_call_id": part.tool_call_id,
+                "tool_name": part.tool_name,
+                "error": value,
+                "provider_executed": True,
+                "dynamic": part.dynamic,
+                "provider_metadata": part.provider_metadata,
+            },
         )
-    return ConsumerToolResultPart(
-        tool_call_id=part.tool_call_id,
-        tool_name=part.tool_name,
-        output=value,
-        preliminary=part.preliminary,
-        dynamic=part.dynamic,
-        provider_metadata=part.provider_metadata,
+    return _built(
+        ConsumerToolResultPart,
+        {
+            "tool_call_id": part.tool_call_id,
+            "tool_name": part.tool_name,
+            "output": value,
+            "preliminary": part.preliminary,
+            "dynamic": part.dynamic,
+            "provider_metadata": part.provider_metadata,
+        },
     )
 
 

@@ -110,6 +110,26 @@ async def test_a_signal_wakes_every_task_waiting_and_only_those() -> None:
     assert scope.cancelled_caught
 
 
+async def test_a_cancelled_signal_waiter_leaves_the_others_waiting() -> None:
+    signal = Signal()
+    woken: list[str] = []
+
+    async def waiter() -> None:
+        await signal.wait()
+        woken.append("kept")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(waiter)
+            with anyio.move_on_after(0.01) as scope:
+                await signal.wait()
+            assert scope.cancelled_caught
+            await anyio.wait_all_tasks_blocked()
+            signal.fire()
+    assert woken == ["kept"]
+    signal.fire()  # nobody waits any more: nothing happens
+
+
 @given(
     st.sampled_from(["text-delta", "reasoning-delta"]),
     st.text(max_size=8),

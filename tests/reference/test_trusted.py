@@ -1,5 +1,6 @@
 """Models the agent builds from validated values without re-validating them (``from_trusted``)
-equal, dump, repr and copy as the constructor's: usages, block boundaries."""
+equal, dump, repr and copy as the constructor's: usages, block boundaries, tool calls and
+tool outcomes."""
 
 from __future__ import annotations
 
@@ -8,17 +9,25 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness_testkit.reference import tool
 from harness_testkit.reference._results import add_usage, normalize_usage
-from harness_testkit.reference._translate import text_like_part
+from harness_testkit.reference._strip import strip_value
+from harness_testkit.reference._tool import parse_tool_call_input
+from harness_testkit.reference._translate import consumer_call, harness_outcome, text_like_part
 from harness_testkit.spec import (
     ConsumerReasoningEndPart,
     ConsumerReasoningStartPart,
     ConsumerTextEndPart,
     ConsumerTextStartPart,
+    ConsumerToolCallPart,
+    ConsumerToolErrorPart,
+    ConsumerToolResultPart,
     InputTokenDetails,
     LanguageModelUsage,
     OutputTokenDetails,
     TextStartPart,
+    ToolCallPart,
+    ToolResultPart,
     Usage,
     WireModel,
     parse_stream_part,
@@ -144,3 +153,99 @@ def test_a_boundary_subclass_is_translated_as_its_base() -> None:
     translated = text_like_part(_OwnTextStart(id="t"))
     assert translated is not None
     _assert_same(translated[0], ConsumerTextStartPart(id="t", provider_metadata=None))
+
+
+@given(
+    result=st.one_of(
+        st.none(),
+        st.integers(-(2**53) + 1, 2**53 - 1),
+        st.text(max_size=3),
+        st.just({"a": [1, "/w/x"]}),
+    ),
+    is_error=st.sampled_from([None, True, False]),
+    preliminary=st.sampled_from([None, True, False]),
+    dynamic=st.sampled_from([None, True, False]),
+    metadata=st.one_of(st.none(), st.just({"p": {"k": 1}})),
+    provider_executed=st.booleans(),
+)
+def test_harness_outcomes_are_the_constructors(
+    result: Any,
+    is_error: bool | None,
+    preliminary: bool | None,
+    dynamic: bool | None,
+    metadata: dict[str, Any] | None,
+    provider_executed: bool,
+) -> None:
+    wire: dict[str, Any] = {"type": "tool-result", "toolCallId": "c", "toolName": "t"}
+    wire.update(result=result, isError=is_error, preliminary=preliminary, dynamic=dynamic)
+    wire["providerMetadata"] = metadata
+    part = parse_stream_part(wire)
+    assert isinstance(part, ToolResultPart)
+    value = strip_value(result, "/w")
+    expected: WireModel
+    if is_error is True and provider_executed:
+        expected = ConsumerToolErrorPart(
+            tool_call_id="c",
+            tool_name="t",
+            error=value,
+            provider_executed=True,
+            dynamic=dynamic,
+            provider_metadata=metadata,
+        )
+    else:
+        expected = ConsumerToolResultPart(
+            tool_call_id="c",
+            tool_name="t",
+            output=value,
+            preliminary=preliminary,
+            dynamic=dynamic,
+            provider_metadata=metadata,
+        )
+    _assert_same(harness_outcome(part, provider_executed, "/w"), expected)
+
+
+_BASH = tool(input_schema={"type": "object", "properties": {"command": {"type": "string"}}})
+
+
+@given(
+    name=st.sampled_from(["bash", "unknown"]),
+    text=st.sampled_from(['{"command": "ls"}', '{"command": 1}', "not json", ""]),
+    provider_executed=st.sampled_from([None, True, False]),
+    dynamic=st.sampled_from([None, True, False]),
+    metadata=st.one_of(st.none(), st.just({"p": {"k": 1}})),
+)
+def test_consumer_calls_are_the_constructors(
+    name: str,
+    text: str,
+    provider_executed: bool | None,
+    dynamic: bool | None,
+    metadata: dict[str, Any] | None,
+) -> None:
+    part = ToolCallPart(
+        tool_call_id="c",
+        tool_name=name,
+        input=text,
+        provider_executed=provider_executed,
+        dynamic=dynamic,
+        provider_metadata=metadata,
+    )
+    tools = {"bash": _BASH}
+    parsed = parse_tool_call_input(
+        name, text, tools, provider_executed=provider_executed, dynamic=dynamic
+    )
+    expected = ConsumerToolCallPart(
+        tool_call_id="c",
+        tool_name=name,
+        input=parsed.input,
+        provider_executed=provider_executed,
+        dynamic=True if parsed.dynamic else None,
+        provider_metadata=metadata,
+        invalid=True if parsed.invalid else None,
+        error=parsed.error,
+    )
+    built = consumer_call(part, "/w", tools)
+    # The error objects are equal by message, not identity.
+    assert repr(built.error) == repr(expected.error)
+    _assert_same(
+        built.model_copy(update={"error": None}), expected.model_copy(update={"error": None})
+    )
