@@ -38,50 +38,54 @@ class Signal:
     on their own condition: a fire means "look again", not "your condition holds".
     """
 
-    __slots__ = ("_futures", "_tasks")
+    __slots__ = ("_trio", "_waiters")
 
     def __init__(self) -> None:
-        self._futures: list[asyncio.Future[None]] = []
-        self._tasks: list[Any] = []
+        # Made when a task first waits (a turn makes several signals; most never wait).
+        self._waiters: list[Any] | None = None
+        self._trio = False
 
     def fire(self) -> None:
         """Wake every task waiting now (later waiters wait for the next fire)."""
-        futures = self._futures
-        if futures:
-            self._futures = []
-            for future in futures:
+        waiters = self._waiters
+        if waiters:
+            self._waiters = None
+            if self._trio:
+                reschedule = sys.modules["trio"].lowlevel.reschedule
+                for task in waiters:
+                    reschedule(task)
+                return
+            for future in waiters:
                 if not future.done():
                     future.set_result(None)
-        tasks = self._tasks
-        if tasks:
-            self._tasks = []
-            reschedule = sys.modules["trio"].lowlevel.reschedule
-            for task in tasks:
-                reschedule(task)
 
     async def wait(self) -> None:
         """Wait (cancellably) for the next :meth:`fire`."""
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = []
         loop = _running_asyncio_loop()
         if loop is None:
-            await self._wait_trio()
+            self._trio = True
+            await self._wait_trio(waiters)
             return
         future: asyncio.Future[None] = loop.create_future()
-        self._futures.append(future)
+        waiters.append(future)
         try:
             await future
-        except BaseException:  # cancelled: forget the future (fire has not taken it)
-            if future in self._futures:
-                self._futures.remove(future)
+        except BaseException:  # cancelled: forget the future (harmless if fire took it)
+            if future in waiters:
+                waiters.remove(future)
             raise
 
-    async def _wait_trio(self) -> None:
+    async def _wait_trio(self, waiters: list[Any]) -> None:
         lowlevel = sys.modules["trio"].lowlevel
         task = lowlevel.current_task()
-        self._tasks.append(task)
+        waiters.append(task)
 
         def abort(raise_cancel: object) -> Any:
             # Called only while the task still waits, so fire has not taken it.
-            self._tasks.remove(task)
+            waiters.remove(task)
             return lowlevel.Abort.SUCCEEDED
 
         await lowlevel.wait_task_rescheduled(abort)
