@@ -142,6 +142,11 @@ class ReasoningContent(WireModel):
     text: str
 
 
+#: A coalesced run's ``type``, and the fields it is built with (one set shared by all).
+_RUN_TYPES: dict[type[WireModel], str] = {TextContent: "text", ReasoningContent: "reasoning"}
+_TEXT_FIELDS = {"text"}
+
+
 #: A step content part: coalesced text/reasoning, or a tool-call, approval, tool-result
 #: or tool-error consumer part as streamed.
 ContentPart: TypeAlias = TextContent | ReasoningContent | ConsumerPart
@@ -184,7 +189,8 @@ class StepContent:
 
     def _end_run(self) -> None:
         if self._kind is not None:
-            self._parts.append(self._kind(text="".join(self._texts)))
+            values = {"type": _RUN_TYPES[self._kind], "text": "".join(self._texts)}
+            self._parts.append(self._kind.from_trusted(values, _TEXT_FIELDS))
             self._kind = None
             self._texts = []
 
