@@ -99,10 +99,13 @@ class Handoff(Generic[T]):
     item, the others wait again).
     """
 
-    __slots__ = ("_arrived", "_closed", "_items")
+    __slots__ = ("_arrived", "_closed", "_items", "queued")
 
     def __init__(self) -> None:
         self._items: deque[T] = deque()
+        #: The queued items themselves, for a cheap emptiness test on a hot path (read
+        #: only: change them through the methods).
+        self.queued = self._items
         self._arrived = Signal()
         self._closed = False
 

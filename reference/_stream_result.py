@@ -155,9 +155,13 @@ class StreamResult:
         try:
             await signal.wait()
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._abort_and_settle()
+            await self._gave_up()
             raise
+
+    async def _gave_up(self) -> None:
+        """The caller waiting was cancelled: abort the turn and let it settle (shielded)."""
+        with anyio.CancelScope(shield=True):
+            await self._abort_and_settle()
 
     async def _abort_and_settle(self) -> None:
         if self._done:
@@ -465,7 +469,11 @@ class _Reader:
             if result._done:
                 self._closed = True
                 raise StopAsyncIteration
-            await result._wait(result._progress)
+            try:  # StreamResult._wait, inlined: a reader waits once per part
+                await result._progress.wait()
+            except anyio.get_cancelled_exc_class():
+                await result._gave_up()
+                raise
         self._index = index + 1
         return parts[index]
 
