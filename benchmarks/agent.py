@@ -99,27 +99,28 @@ FINDINGS = (
     ),
     (
         "harness_testkit.reference._turn:SliceRunner.run",
-        "_spawn_detached(self._watch_done)",
-        "Per-turn cost (cProfile, short-turns and sessions, after the hot-path rewrite of "
-        "issue 16): each slice still runs three anyio task groups (StreamResult._drive, the "
-        "session's deadline group, SliceRunner.run), a detached done() task and an abort "
-        "watcher: about 11 cancel-scope enters/exits, 25 anyio backend lookups and 24 "
-        "pydantic validations per turn (options, the non-delta parts, usage, step response). "
-        "anyio's CancelScope.cancel() formats the current task's repr on every call, so each "
-        "avoidable cancel() costs tens of microseconds. Proposed: one task per slice (the "
-        "reader runs in the consumer's task group, done() and the abort wake-up through the "
-        "part queue), and trusted construction of the step's own models.",
+        "task_group.start_soon(self._watch_abort",
+        "Per-turn cost (short turns, sessions): SliceRunner.run opens a task group per slice "
+        "only to run the abort watcher (_watch_abort), cancels its scope at the end (anyio's "
+        "CancelScope.cancel() formats the current task's repr into a reason string on every "
+        "call) and waits for done() under move_on_after even when done() has settled. "
+        "Measured on a patched copy (no task group or watcher; the wait only while done() "
+        "is unsettled): short turns 1.37x to 1.46x less CPU per turn, 1,000 sessions 1.12x "
+        "to 1.19x. Proposed for the turn driver: wake the queue from the abort itself "
+        "(no watcher task), open a task group only for host executions, and skip the "
+        "bounded wait when done() already settled.",
     ),
     (
-        "harness_testkit.spec._stream_parts:parse_stream_part",
-        "_STREAM_PART_ADAPTER.validate_python",
-        "Tool-heavy, after the hot-path rewrite: every non-delta wire dict (tool-call, "
-        "tool-result, finish-step) goes through the discriminated-union validator, and each "
-        "step builds its usage, response and finish-step models validated; together with "
-        "the hand-off at finish-step (a step close may wait for host executions and stop "
-        "conditions, so it stays in the reader task) this is most of the agent's time per "
-        "step. Tool inputs of the common schema shape skip jsonschema (reference/_tool.py "
-        "_plain_check); other schemas still pay for jsonschema's is_valid.",
+        "harness_testkit.reference._turn:SliceRunner._finish_step_part",
+        "ConsumerFinishStepPart(",
+        "Tool-heavy, per step: the parse fast path takes plain tool calls and finish parts, "
+        "consumer tool calls, outcomes and usages are built from validated values "
+        "(WireModel.from_trusted), but each step still validates what the agent made "
+        "itself in reference/_turn.py (ConsumerStartStepPart(), StepResponse and "
+        "ConsumerFinishStepPart in _finish_step_part), and every tool-result dict goes "
+        "through the validator (its JSON value is copied, never shared with the adapter). "
+        "Against a minimal adapter that emits each part in about 3 us, that keeps the "
+        "tool-heavy overhead far above 3x.",
     ),
 )
 

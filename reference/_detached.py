@@ -32,6 +32,17 @@ def spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
             return
     import asyncio
 
-    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(function())
-    _DETACHED.add(task)  # asyncio keeps weak references only
-    task.add_done_callback(_DETACHED.discard)
+    # asyncio keeps weak references only: the set holds the task until it ends. The
+    # task removes itself (no done callback: a task's repr, which anyio formats on every
+    # cancel() in it, formats each callback's source location).
+    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(_owned(function))
+    _DETACHED.add(task)
+
+
+async def _owned(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    try:
+        await function()
+    finally:
+        import asyncio
+
+        _DETACHED.discard(asyncio.current_task())

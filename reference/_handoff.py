@@ -1,12 +1,12 @@
-"""``Handoff``: the unbounded FIFO that carries parts from one task to another.
+"""``Handoff``: the unbounded FIFO that carries parts from one task to another, and
+``Signal``, the wake-up it (and a stream result's readers) wait on.
 
 An anyio memory stream checkpoints on every ``receive()``, so each part it carries costs
 a trip through the event loop even when the next part is already waiting. A hand-off
-awaits only when it is empty: a reader drains what is queued without yielding, and one
-``anyio.Event`` (made only when a reader actually waits) wakes it when the next item
-arrives. The event is the running loop's own (``asyncio.Event`` or ``trio.Event``, chosen
-once per hand-off): an ``anyio.Event`` finds its backend again on every creation, which
-costs about as much as the wait itself.
+awaits only when it is empty: a reader drains what is queued without yielding, and a
+signal wakes it when the next item arrives. A signal parks its waiters on the running
+loop's own primitives (an asyncio future, a trio task): an ``anyio.Event`` finds its
+backend again on every creation, which costs about as much as the wait itself.
 """
 
 from __future__ import annotations
@@ -15,32 +15,80 @@ import asyncio
 import sys
 from collections import deque
 from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 
-__all__ = ["Handoff", "HandoffSink"]
+__all__ = ["Handoff", "HandoffSink", "Signal"]
 
 T = TypeVar("T")
 
 
-class _Event(Protocol):
-    def set(self) -> None: ...
-
-    async def wait(self) -> object: ...
+#: The running asyncio loop, ``None`` outside asyncio (the C accessor; no exception).
+_running_asyncio_loop = asyncio._get_running_loop
 
 
-def _event_type() -> Callable[[], _Event]:
-    """The running event loop's event class (trio's inside trio, else asyncio's)."""
-    trio = sys.modules.get("trio")
-    if trio is not None:
+class Signal:
+    """Wakes the tasks waiting in :meth:`wait` when :meth:`fire` is called.
+
+    Each waiter parks on the running loop's cheapest primitive: under asyncio a bare
+    future of its own (an ``asyncio.Event`` makes the same future behind two more calls),
+    under trio the task itself (``wait_task_rescheduled``, what ``trio.Event`` does behind
+    a parking lot). A fire that nobody waits for costs two attribute tests. Waiters loop
+    on their own condition: a fire means "look again", not "your condition holds".
+    """
+
+    __slots__ = ("_trio", "_waiters")
+
+    def __init__(self) -> None:
+        # Made when a task first waits (a turn makes several signals; most never wait).
+        self._waiters: list[Any] | None = None
+        self._trio = False
+
+    def fire(self) -> None:
+        """Wake every task waiting now (later waiters wait for the next fire)."""
+        waiters = self._waiters
+        if waiters:
+            self._waiters = None
+            if self._trio:
+                reschedule = sys.modules["trio"].lowlevel.reschedule
+                for task in waiters:
+                    reschedule(task)
+                return
+            for future in waiters:
+                if not future.done():
+                    future.set_result(None)
+
+    async def wait(self) -> None:
+        """Wait (cancellably) for the next :meth:`fire`."""
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = []
+        loop = _running_asyncio_loop()
+        if loop is None:
+            self._trio = True
+            await self._wait_trio(waiters)
+            return
+        future: asyncio.Future[None] = loop.create_future()
+        waiters.append(future)
         try:
-            trio.lowlevel.current_trio_token()
-        except RuntimeError:
-            pass  # not inside trio
-        else:
-            return trio.Event  # type: ignore[no-any-return]
-    return asyncio.Event
+            await future
+        except BaseException:  # cancelled: forget the future (harmless if fire took it)
+            if future in waiters:
+                waiters.remove(future)
+            raise
+
+    async def _wait_trio(self, waiters: list[Any]) -> None:
+        lowlevel = sys.modules["trio"].lowlevel
+        task = lowlevel.current_task()
+        waiters.append(task)
+
+        def abort(raise_cancel: object) -> Any:
+            # Called only while the task still waits, so fire has not taken it.
+            waiters.remove(task)
+            return lowlevel.Abort.SUCCEEDED
+
+        await lowlevel.wait_task_rescheduled(abort)
 
 
 class Handoff(Generic[T]):
@@ -51,12 +99,14 @@ class Handoff(Generic[T]):
     item, the others wait again).
     """
 
-    __slots__ = ("_closed", "_items", "_new_event", "_waiter")
+    __slots__ = ("_arrived", "_closed", "_items", "queued")
 
     def __init__(self) -> None:
         self._items: deque[T] = deque()
-        self._waiter: _Event | None = None
-        self._new_event: Callable[[], _Event] | None = None
+        #: The queued items themselves, for a cheap emptiness test on a hot path (read
+        #: only: change them through the methods).
+        self.queued = self._items
+        self._arrived = Signal()
         self._closed = False
 
     @property
@@ -76,26 +126,18 @@ class Handoff(Generic[T]):
         if self._closed:
             raise anyio.ClosedResourceError
         self._items.append(item)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            waiter.set()
+        self._arrived.fire()
 
     def push_front(self, items: list[T]) -> None:
         """Re-queue ``items`` (in their order) ahead of everything queued."""
         self._items.extendleft(reversed(items))
-        waiter = self._waiter
-        if items and waiter is not None:
-            self._waiter = None
-            waiter.set()
+        if items:
+            self._arrived.fire()
 
     def close(self) -> None:
         """No more puts; readers get what is queued, then ``anyio.EndOfStream``."""
         self._closed = True
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            waiter.set()
+        self._arrived.fire()
 
     def clear(self) -> None:
         """Drop everything queued."""
@@ -123,13 +165,7 @@ class Handoff(Generic[T]):
         while not self._items:
             if self._closed:
                 raise anyio.EndOfStream
-            waiter = self._waiter
-            if waiter is None:
-                new_event = self._new_event
-                if new_event is None:
-                    new_event = self._new_event = _event_type()
-                waiter = self._waiter = new_event()
-            await waiter.wait()
+            await self._arrived.wait()
         return self._items.popleft()
 
 

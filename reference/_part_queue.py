@@ -62,6 +62,7 @@ class PartQueue:
 
     def __init__(self) -> None:
         self._items: Handoff[QueueItem | _Wake] = Handoff()
+        self._queued = self._items.queued
         self._pushback: deque[QueueItem] = deque()
         self.closed = False
         #: Set by the reader while it waits on an empty queue: handles a part at once
@@ -86,7 +87,7 @@ class PartQueue:
                     )
                 )
         translate = self.translate
-        if translate is not None and not self._pushback and not self._items and translate(parsed):
+        if translate is not None and not self._pushback and not self._queued and translate(parsed):
             return
         self._items.put(parsed)
 

@@ -39,31 +39,67 @@ __all__ = [
 ]
 
 
+#: The fields the usage models below are built with (all given, as the constructors
+#: were called with every field).
+_USAGE_FIELDS = set(LanguageModelUsage.model_fields)
+_SUMMED_FIELDS = _USAGE_FIELDS - {"raw"}
+_INPUT_FIELDS = set(InputTokenDetails.model_fields)
+_OUTPUT_FIELDS = set(OutputTokenDetails.model_fields)
+
+
+def _usage(
+    input_tokens: int | None,
+    no_cache: int | None,
+    cache_read: int | None,
+    cache_write: int | None,
+    output_tokens: int | None,
+    text: int | None,
+    reasoning: int | None,
+    total: int | None,
+    raw: dict[str, Any] | None,
+    fields_set: set[str] = _USAGE_FIELDS,
+) -> LanguageModelUsage:
+    """A consumer usage from counts the agent read off validated usages (no re-validation)."""
+    input_details = {
+        "no_cache_tokens": no_cache,
+        "cache_read_tokens": cache_read,
+        "cache_write_tokens": cache_write,
+    }
+    output_details = {"text_tokens": text, "reasoning_tokens": reasoning}
+    values = {
+        "input_tokens": input_tokens,
+        "input_token_details": InputTokenDetails.from_trusted(input_details, _INPUT_FIELDS),
+        "output_tokens": output_tokens,
+        "output_token_details": OutputTokenDetails.from_trusted(output_details, _OUTPUT_FIELDS),
+        "total_tokens": total,
+        "raw": raw,
+    }
+    return LanguageModelUsage.from_trusted(values, fields_set)
+
+
 def normalize_usage(usage: Usage | None) -> LanguageModelUsage:
     """Harness usage -> consumer usage (``totalTokens`` = input + output)."""
     if usage is None:
         return LanguageModelUsage()
-    input_total = usage.input_tokens.total
-    output_total = usage.output_tokens.total
+    inputs = usage.input_tokens
+    outputs = usage.output_tokens
+    input_total = inputs.total
+    output_total = outputs.total
     total = (
         None
         if input_total is None and output_total is None
         else (input_total or 0) + (output_total or 0)
     )
-    return LanguageModelUsage(
-        input_tokens=input_total,
-        input_token_details=InputTokenDetails(
-            no_cache_tokens=usage.input_tokens.no_cache,
-            cache_read_tokens=usage.input_tokens.cache_read,
-            cache_write_tokens=usage.input_tokens.cache_write,
-        ),
-        output_tokens=output_total,
-        output_token_details=OutputTokenDetails(
-            text_tokens=usage.output_tokens.text,
-            reasoning_tokens=usage.output_tokens.reasoning,
-        ),
-        total_tokens=total,
-        raw=usage.raw,
+    return _usage(
+        input_total,
+        inputs.no_cache,
+        inputs.cache_read,
+        inputs.cache_write,
+        output_total,
+        outputs.text,
+        outputs.reasoning,
+        total,
+        usage.raw,
     )
 
 
@@ -74,34 +110,22 @@ def _add(left: int | None, right: int | None) -> int | None:
 
 
 def add_usage(left: LanguageModelUsage, right: LanguageModelUsage) -> LanguageModelUsage:
-    """Sum two usages field by field (``None`` + ``None`` stays ``None``)."""
-    return LanguageModelUsage(
-        input_tokens=_add(left.input_tokens, right.input_tokens),
-        input_token_details=InputTokenDetails(
-            no_cache_tokens=_add(
-                left.input_token_details.no_cache_tokens, right.input_token_details.no_cache_tokens
-            ),
-            cache_read_tokens=_add(
-                left.input_token_details.cache_read_tokens,
-                right.input_token_details.cache_read_tokens,
-            ),
-            cache_write_tokens=_add(
-                left.input_token_details.cache_write_tokens,
-                right.input_token_details.cache_write_tokens,
-            ),
-        ),
-        output_tokens=_add(left.output_tokens, right.output_tokens),
-        output_token_details=OutputTokenDetails(
-            text_tokens=_add(
-                left.output_token_details.text_tokens, right.output_token_details.text_tokens
-            ),
-            reasoning_tokens=_add(
-                left.output_token_details.reasoning_tokens,
-                right.output_token_details.reasoning_tokens,
-            ),
-        ),
-        total_tokens=_add(left.total_tokens, right.total_tokens),
+    """Sum two usages field by field (``None`` + ``None`` stays ``None``; no ``raw``)."""
+    left_in, right_in = left.input_token_details, right.input_token_details
+    left_out, right_out = left.output_token_details, right.output_token_details
+    usage = _usage(
+        _add(left.input_tokens, right.input_tokens),
+        _add(left_in.no_cache_tokens, right_in.no_cache_tokens),
+        _add(left_in.cache_read_tokens, right_in.cache_read_tokens),
+        _add(left_in.cache_write_tokens, right_in.cache_write_tokens),
+        _add(left.output_tokens, right.output_tokens),
+        _add(left_out.text_tokens, right_out.text_tokens),
+        _add(left_out.reasoning_tokens, right_out.reasoning_tokens),
+        _add(left.total_tokens, right.total_tokens),
+        None,
+        _SUMMED_FIELDS,
     )
+    return usage
 
 
 class TextContent(WireModel):
@@ -116,6 +140,11 @@ class ReasoningContent(WireModel):
 
     type: Literal["reasoning"] = "reasoning"
     text: str
+
+
+#: A coalesced run's ``type``, and the fields it is built with (one set shared by all).
+_RUN_TYPES: dict[type[WireModel], str] = {TextContent: "text", ReasoningContent: "reasoning"}
+_TEXT_FIELDS = {"text"}
 
 
 #: A step content part: coalesced text/reasoning, or a tool-call, approval, tool-result
@@ -160,7 +189,8 @@ class StepContent:
 
     def _end_run(self) -> None:
         if self._kind is not None:
-            self._parts.append(self._kind(text="".join(self._texts)))
+            values = {"type": _RUN_TYPES[self._kind], "text": "".join(self._texts)}
+            self._parts.append(self._kind.from_trusted(values, _TEXT_FIELDS))
             self._kind = None
             self._texts = []
 

@@ -26,7 +26,7 @@ from harness_testkit.spec import (
 )
 
 from ._detached import spawn_detached
-from ._handoff import HandoffSink
+from ._handoff import HandoffSink, Signal
 from ._results import (
     ContentPart,
     GenerateResult,
@@ -91,14 +91,16 @@ class StreamResult:
         max_parts: int = MAX_RETAINED_PARTS,
     ) -> None:
         self._run = run
-        self._parts: list[ConsumerPart] = [ConsumerStartPart()]
+        self._parts: list[ConsumerPart] = [_start_part()]
         self._outcome: SliceOutcome | None = None
-        self._finished = anyio.Event()
-        self._progress = anyio.Event()
+        # Plain flag and loop-native signals: the log grows by one part per hand-off, and
+        # an anyio event per part (or per check) costs as much as the part itself.
+        self._done = False
+        self._finished = Signal()
+        self._progress = Signal()
         self._abort = abort
         self._abort_grace = abort_grace
         self._max_parts = max_parts
-        self._replay_waiters = 0
         self._structured = structured
         #: The agent's ``output`` format (``None``: no output, and ``output`` raises).
         self.output_format: TextResponseFormat | JsonResponseFormat | None = (
@@ -129,66 +131,53 @@ class StreamResult:
         finally:
             if self._outcome is None:  # cancelled (the event loop is shutting down)
                 self._outcome = SliceOutcome(aborted=True, error=_abort_error())
-            self._finished.set()
-            self._bump()
+            self._done = True
+            self._finished.fire()
+            self._progress.fire()
 
     def _has_room(self, count: int) -> bool:
         return len(self._parts) + count <= self._max_parts
 
     def _put(self, part: ConsumerPart) -> None:
-        if not self._has_room(1) and not _is_terminal(part):
+        parts = self._parts
+        if len(parts) >= self._max_parts and not _is_terminal(part):
             raise PartLimitExceededError(
                 f"The turn produced more than {self._max_parts} consumer parts in one "
                 "result, the most a result retains for its readers; raise "
                 "HarnessAgent(max_stream_parts=...) if such turns are expected."
             )
-        self._record(part)
+        parts.append(part)
+        # Wakes readers waiting for this part (nothing to do when none waits).
+        self._progress.fire()
 
-    def _record(self, part: ConsumerPart) -> None:
-        self._parts.append(part)
-        self._bump()
-
-    def _bump(self) -> None:
-        # Only replay readers wait for progress: no event per part when nobody waits.
-        if self._replay_waiters:
-            progress, self._progress = self._progress, anyio.Event()
-            progress.set()
-
-    async def _next_part(self, index: int) -> ConsumerPart | None:
-        """Part ``index`` once it exists; ``None`` after the last part."""
-        while index >= len(self._parts):
-            if self._finished.is_set():
-                return None
-            # Only readers that wait make _bump create events (none per part otherwise).
-            self._replay_waiters += 1
-            try:
-                await self._wait(self._progress)
-            finally:
-                self._replay_waiters -= 1
-        return self._parts[index]
-
-    async def _wait(self, event: anyio.Event) -> None:
-        """Wait for ``event``; a caller cancelled meanwhile aborts the turn (it gave up)."""
+    async def _wait(self, signal: Signal) -> None:
+        """Wait for ``signal``; a caller cancelled meanwhile aborts the turn (it gave up)."""
         try:
-            await event.wait()
+            await signal.wait()
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._abort_and_settle()
+            await self._gave_up()
             raise
 
+    async def _gave_up(self) -> None:
+        """The caller waiting was cancelled: abort the turn and let it settle (shielded)."""
+        with anyio.CancelScope(shield=True):
+            await self._abort_and_settle()
+
     async def _abort_and_settle(self) -> None:
-        if self._finished.is_set():
+        if self._done:
             return
         if self._abort is not None:
             self._abort.set()
         # The slice bounds its own waits after an abort by abort_grace (adapter done(),
         # then its settling); this bound only guards against a bug there.
         with anyio.move_on_after(2 * self._abort_grace + 1):
-            await self._finished.wait()
+            while not self._done:
+                await self._finished.wait()
 
     async def consume(self) -> None:
         """Wait for the slice to end without looking at the parts."""
-        await self._wait(self._finished)
+        while not self._done:
+            await self._wait(self._finished)
 
     async def aclose(self) -> None:
         """Abort the turn if its slice is still running, and wait for it to settle."""
@@ -469,14 +458,24 @@ class _Reader:
         return self
 
     async def __anext__(self) -> ConsumerPart:
+        # The hot path of every consumer: one call per part, awaiting only when the part
+        # does not exist yet.
         if self._closed:
             raise StopAsyncIteration
-        part = await self._result._next_part(self._index)
-        if part is None:
-            self._closed = True
-            raise StopAsyncIteration
-        self._index += 1
-        return part
+        index = self._index
+        result = self._result
+        parts = result._parts
+        while index >= len(parts):
+            if result._done:
+                self._closed = True
+                raise StopAsyncIteration
+            try:  # StreamResult._wait, inlined: a reader waits once per part
+                await result._progress.wait()
+            except anyio.get_cancelled_exc_class():
+                await result._gave_up()
+                raise
+        self._index = index + 1
+        return parts[index]
 
     async def aclose(self) -> None:
         """End this reader only (the slice and other readers go on)."""
@@ -501,6 +500,14 @@ class _TextReader:
     async def aclose(self) -> None:
         """End this reader only."""
         await self._reader.aclose()
+
+
+def _start_part() -> ConsumerStartPart:
+    """``ConsumerStartPart()`` without validating its constant field."""
+    return ConsumerStartPart.from_trusted({"type": "start"}, _NO_FIELDS)
+
+
+_NO_FIELDS: set[str] = set()
 
 
 def _is_terminal(part: ConsumerPart) -> bool:

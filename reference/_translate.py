@@ -9,7 +9,7 @@ part is forwarded, held or suppressed; these functions only say what it becomes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from harness_testkit.spec import (
     BuiltinTool,
@@ -36,6 +36,7 @@ from harness_testkit.spec import (
     TextStartPart,
     ToolCallPart,
     ToolResultPart,
+    WireModel,
 )
 
 from ._strip import strip_value, strip_work_dir
@@ -52,17 +53,54 @@ __all__ = [
 ]
 
 
+M = TypeVar("M", bound=WireModel)
+
+#: Every field's default, by model (for :func:`_built`).
+_DEFAULTS: dict[type[WireModel], dict[str, Any]] = {}
+
+
+def _built(model: type[M], given: dict[str, Any]) -> M:
+    """``model(**given)`` for values taken from validated parts (or of ``Any`` fields),
+    without validating them again; the other fields take their defaults."""
+    defaults = _DEFAULTS.get(model)
+    if defaults is None:
+        defaults = {}
+        for name, info in model.model_fields.items():
+            assert info.default_factory is None, f"{model.__name__}.{name} has a factory"
+            defaults[name] = info.default
+        _DEFAULTS[model] = defaults
+    values = defaults.copy()
+    values.update(given)
+    return model.from_trusted(values, set(given))
+
+
+#: The fields a consumer delta is constructed with (one set shared by every delta).
+_DELTA_FIELDS = {"id", "text", "provider_metadata"}
+
+
 def consumer_delta(
     part: TextDeltaPart | ReasoningDeltaPart,
 ) -> ConsumerTextDeltaPart | ConsumerReasoningDeltaPart:
     """The consumer delta of a harness text or reasoning delta (step content)."""
+    model: type[ConsumerTextDeltaPart] | type[ConsumerReasoningDeltaPart]
     if isinstance(part, TextDeltaPart):
-        return ConsumerTextDeltaPart(
-            id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-        )
-    return ConsumerReasoningDeltaPart(
-        id=part.id, text=part.delta, provider_metadata=part.harness_metadata
-    )
+        model, kind = ConsumerTextDeltaPart, "text-delta"
+    else:
+        model, kind = ConsumerReasoningDeltaPart, "reasoning-delta"
+    values: dict[str, Any] = {"type": kind, "id": part.id, "text": part.delta}
+    values["provider_metadata"] = part.harness_metadata
+    return model.from_trusted(values, _DELTA_FIELDS)
+
+
+#: Harness block boundaries -> (consumer model, its ``type``), and the fields given.
+_BOUNDARIES: dict[type[StreamPart], tuple[type[ConsumerPart], str]] = {
+    TextStartPart: (ConsumerTextStartPart, "text-start"),
+    TextEndPart: (ConsumerTextEndPart, "text-end"),
+    ReasoningStartPart: (ConsumerReasoningStartPart, "reasoning-start"),
+    ReasoningEndPart: (ConsumerReasoningEndPart, "reasoning-end"),
+}
+_BOUNDARY_TYPES = tuple(_BOUNDARIES)
+_BOUNDARY_FIELDS = {"id", "provider_metadata"}
 
 
 def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
@@ -71,18 +109,16 @@ def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
     Only the deltas are step content (they coalesce into ``{type: text|reasoning}``
     content); start/end and raw parts open a step but are not content.
     """
-    if isinstance(part, TextStartPart):
-        return ConsumerTextStartPart(id=part.id, provider_metadata=part.harness_metadata), False
+    boundary = _BOUNDARIES.get(type(part))
+    if boundary is None and isinstance(part, _BOUNDARY_TYPES):  # a subclass (rare)
+        boundary = next(entry for kind, entry in _BOUNDARIES.items() if isinstance(part, kind))
+    if boundary is not None:
+        model, kind = boundary
+        block = cast(TextStartPart, part)  # every boundary has these two fields
+        values = {"type": kind, "id": block.id, "provider_metadata": block.harness_metadata}
+        return model.from_trusted(values, _BOUNDARY_FIELDS), False
     if isinstance(part, TextDeltaPart | ReasoningDeltaPart):
         return consumer_delta(part), True
-    if isinstance(part, TextEndPart):
-        return ConsumerTextEndPart(id=part.id, provider_metadata=part.harness_metadata), False
-    if isinstance(part, ReasoningStartPart):
-        start = ConsumerReasoningStartPart(id=part.id, provider_metadata=part.harness_metadata)
-        return start, False
-    if isinstance(part, ReasoningEndPart):
-        end = ConsumerReasoningEndPart(id=part.id, provider_metadata=part.harness_metadata)
-        return end, False
     if isinstance(part, RawPart):
         return ConsumerRawPart(raw_value=part.raw_value), False
     return None
@@ -99,15 +135,18 @@ def consumer_call(
         provider_executed=part.provider_executed,
         dynamic=part.dynamic,
     )
-    return ConsumerToolCallPart(
-        tool_call_id=part.tool_call_id,
-        tool_name=part.tool_name,
-        input=parsed.input,
-        provider_executed=part.provider_executed,
-        dynamic=True if parsed.dynamic else None,
-        provider_metadata=part.provider_metadata,
-        invalid=True if parsed.invalid else None,
-        error=parsed.error,
+    return _built(
+        ConsumerToolCallPart,
+        {
+            "tool_call_id": part.tool_call_id,
+            "tool_name": part.tool_name,
+            "input": parsed.input,
+            "provider_executed": part.provider_executed,
+            "dynamic": True if parsed.dynamic else None,
+            "provider_metadata": part.provider_metadata,
+            "invalid": True if parsed.invalid else None,
+            "error": parsed.error,
+        },
     )
 
 
@@ -116,21 +155,27 @@ def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str
     else a ``tool-result`` (the value with the work dir stripped)."""
     value = strip_value(part.result, work_dir)
     if part.is_error is True and provider_executed:
-        return ConsumerToolErrorPart(
-            tool_call_id=part.tool_call_id,
-            tool_name=part.tool_name,
-            error=value,
-            provider_executed=True,
-            dynamic=part.dynamic,
-            provider_metadata=part.provider_metadata,
+        return _built(
+            ConsumerToolErrorPart,
+            {
+                "tool_call_id": part.tool_call_id,
+                "tool_name": part.tool_name,
+                "error": value,
+                "provider_executed": True,
+                "dynamic": part.dynamic,
+                "provider_metadata": part.provider_metadata,
+            },
         )
-    return ConsumerToolResultPart(
-        tool_call_id=part.tool_call_id,
-        tool_name=part.tool_name,
-        output=value,
-        preliminary=part.preliminary,
-        dynamic=part.dynamic,
-        provider_metadata=part.provider_metadata,
+    return _built(
+        ConsumerToolResultPart,
+        {
+            "tool_call_id": part.tool_call_id,
+            "tool_name": part.tool_name,
+            "output": value,
+            "preliminary": part.preliminary,
+            "dynamic": part.dynamic,
+            "provider_metadata": part.provider_metadata,
+        },
     )
 
 

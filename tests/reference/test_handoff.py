@@ -1,4 +1,5 @@
-"""Handoff (the turn's part hand-off) and StepContent (deltas joined once)."""
+"""Handoff (the turn's part hand-off), Signal, trusted consumer deltas and StepContent
+(deltas joined once)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness_testkit.reference._handoff import Handoff
+from harness_testkit.reference._handoff import Handoff, Signal
 from harness_testkit.reference._results import ReasoningContent, StepContent, TextContent
+from harness_testkit.reference._translate import consumer_delta
 from harness_testkit.spec import (
     ConsumerReasoningDeltaPart,
     ConsumerTextDeltaPart,
     ConsumerToolCallPart,
+    ProviderMetadata,
+    ReasoningDeltaPart,
+    TextDeltaPart,
+    parse_stream_part,
 )
 
 pytestmark = pytest.mark.anyio
@@ -80,6 +86,73 @@ async def test_a_waiting_reader_is_cancellable_and_the_item_stays_queued() -> No
         await handoff.get()
     handoff.put(7)
     assert handoff.get_nowait() == 7
+
+
+async def test_a_signal_wakes_every_task_waiting_and_only_those() -> None:
+    signal = Signal()
+    signal.fire()  # nobody waits: nothing to remember
+    woken: list[str] = []
+
+    async def waiter(name: str) -> None:
+        await signal.wait()
+        woken.append(name)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(waiter, "first")
+            group.start_soon(waiter, "second")
+            await anyio.wait_all_tasks_blocked()
+            assert woken == []
+            signal.fire()
+    assert sorted(woken) == ["first", "second"]
+    with anyio.move_on_after(0.01) as scope:  # an earlier fire does not satisfy a new wait
+        await signal.wait()
+    assert scope.cancelled_caught
+
+
+async def test_a_cancelled_signal_waiter_leaves_the_others_waiting() -> None:
+    signal = Signal()
+    woken: list[str] = []
+
+    async def waiter() -> None:
+        await signal.wait()
+        woken.append("kept")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(waiter)
+            with anyio.move_on_after(0.01) as scope:
+                await signal.wait()
+            assert scope.cancelled_caught
+            await anyio.wait_all_tasks_blocked()
+            signal.fire()
+    assert woken == ["kept"]
+    signal.fire()  # nobody waits any more: nothing happens
+
+
+@given(
+    st.sampled_from(["text-delta", "reasoning-delta"]),
+    st.text(max_size=8),
+    st.text(max_size=8),
+    st.one_of(st.none(), st.just({"bench": {"n": 1}})),
+)
+def test_consumer_deltas_are_the_models_their_constructor_makes(
+    kind: str, block_id: str, delta: str, metadata: ProviderMetadata | None
+) -> None:
+    wire: dict[str, object] = {"type": kind, "id": block_id, "delta": delta}
+    if metadata is not None:
+        wire["harnessMetadata"] = metadata
+    part = parse_stream_part(wire)
+    assert isinstance(part, TextDeltaPart | ReasoningDeltaPart)
+    model = ConsumerTextDeltaPart if kind == "text-delta" else ConsumerReasoningDeltaPart
+    expected = model(id=block_id, text=delta, provider_metadata=metadata)
+    built = consumer_delta(part)
+    assert type(built) is model
+    assert built == expected
+    assert repr(built) == repr(expected)
+    assert built.to_wire() == expected.to_wire()
+    assert built.model_fields_set == expected.model_fields_set
+    assert built.model_copy(update={"text": "x"}) == expected.model_copy(update={"text": "x"})
 
 
 def _delta(kind: str, text: str) -> ConsumerTextDeltaPart | ConsumerReasoningDeltaPart:

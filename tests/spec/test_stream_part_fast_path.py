@@ -1,4 +1,5 @@
-"""``parse_stream_part`` builds plain delta dicts directly; the outcome must not change.
+"""``parse_stream_part`` builds plain deltas, block boundaries, finish parts and tool calls
+directly; the outcome must not change.
 
 Every dict, valid or not, must give what the pydantic validator alone gives: an equal
 model with the same fields set and repr, or a ``ValidationError`` with the same errors.
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from harness_testkit.conformance import corrupted_stream_parts, stream_parts
 from harness_testkit.spec import find_non_json, parse_stream_part
@@ -46,6 +47,15 @@ def _outcome(obj: Any) -> tuple[str, Any]:
     return "part", part
 
 
+def _assert_same_fields_set(got: Any, expected: Any) -> None:
+    """Nested models were given the same fields too (``==`` compares values only)."""
+    if isinstance(expected, BaseModel):
+        assert type(got) is type(expected)
+        assert got.model_fields_set == expected.model_fields_set
+        for name in type(expected).model_fields:
+            _assert_same_fields_set(getattr(got, name), getattr(expected, name))
+
+
 def _assert_same(obj: Any) -> None:
     kind, got = _outcome(obj)
     expected_kind, expected = _validator_outcome(obj)
@@ -55,7 +65,7 @@ def _assert_same(obj: Any) -> None:
         return
     assert type(got) is type(expected)
     assert got == expected
-    assert got.model_fields_set == expected.model_fields_set
+    _assert_same_fields_set(got, expected)
     assert repr(got) == repr(expected)
     assert got.to_wire() == expected.to_wire()
     try:
@@ -69,6 +79,19 @@ def _assert_same(obj: Any) -> None:
 def test_plain_delta_dicts_parse_as_the_validator_parses_them(kind: str) -> None:
     _assert_same({"type": kind, "id": "b-1", "delta": "hello "})
     _assert_same({"type": kind, "id": "", "delta": ""})
+
+
+_BOUNDARIES = ["text-start", "text-end", "reasoning-start", "reasoning-end", "tool-input-end"]
+
+
+@pytest.mark.parametrize("kind", _BOUNDARIES)
+def test_plain_block_boundaries_parse_as_the_validator_parses_them(kind: str) -> None:
+    _assert_same({"type": kind, "id": "b-1"})
+    _assert_same({"type": kind, "id": ""})
+    _assert_same({"type": kind, "id": 1})
+    _assert_same({"type": kind, "id": "b", "delta": "x"})
+    _assert_same({"type": kind, "id": _Text("b")})
+    _assert_same({"type": kind, "harnessMetadata": None})
 
 
 @pytest.mark.parametrize(
@@ -100,6 +123,117 @@ def test_invalid_delta_is_still_rejected_with_the_field_named() -> None:
     assert [error["loc"] for error in caught.value.errors()] == [("text-delta", "delta")]
 
 
+def _finish(kind: str, **changes: Any) -> dict[str, Any]:
+    part: dict[str, Any] = {
+        "type": kind,
+        "finishReason": {"unified": "stop", "raw": "end_turn"},
+        "usage" if kind == "finish-step" else "totalUsage": {
+            "inputTokens": {"total": 10, "noCache": 2, "cacheRead": None, "cacheWrite": 0},
+            "outputTokens": {"total": 5, "text": 5, "reasoning": None},
+        },
+    }
+    part.update(changes)
+    return part
+
+
+_CALL = {"type": "tool-call", "toolCallId": "c", "toolName": "bash", "input": "{}"}
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        _finish("finish-step"),
+        _finish("finish"),
+        _finish("finish-step", finishReason={"unified": "tool-calls"}),
+        _finish("finish", finishReason={"unified": "other", "raw": None}),
+        _finish("finish-step", finishReason={"unified": "stopped"}),
+        _finish("finish-step", finishReason={"unified": "stop", "raw": 3}),
+        _finish("finish-step", finishReason={"unified": _Text("stop")}),
+        _finish("finish-step", finishReason={"unified": "stop", "extra": 1}),
+        _finish("finish-step", finishReason=["stop"]),
+        _finish("finish-step", usage={"inputTokens": {}, "outputTokens": {}}),
+        _finish("finish-step", usage={"inputTokens": {"total": True}, "outputTokens": {}}),
+        _finish("finish-step", usage={"inputTokens": {"total": 1.0}, "outputTokens": {}}),
+        _finish("finish-step", usage={"inputTokens": {"total": "1"}, "outputTokens": {}}),
+        _finish("finish-step", usage={"inputTokens": {"total": 2**53}, "outputTokens": {}}),
+        _finish("finish-step", usage={"inputTokens": {"total": -(2**53)}, "outputTokens": {}}),
+        _finish("finish-step", usage={"inputTokens": {"no_cache": 1}, "outputTokens": {}}),
+        _finish("finish-step", usage={"inputTokens": {"total": 1}}),
+        _finish("finish-step", usage={"inputTokens": {}, "outputTokens": {}, "raw": {"a": 1}}),
+        _finish("finish-step", usage={"inputTokens": {}, "outputTokens": {}, "extra": 1}),
+        _finish("finish-step", usage={"inputTokens": None, "outputTokens": {}}),
+        _finish("finish-step", harnessMetadata={"h": {}}),
+        _finish("finish-step", totalUsage={"inputTokens": {}, "outputTokens": {}}),
+        _finish("finish", usage={"inputTokens": {}, "outputTokens": {}}),
+        {"type": "finish-step", "finishReason": {"unified": "stop"}},
+        {"type": _Text("finish"), "finishReason": {"unified": "stop"}, "totalUsage": {}},
+        _CALL,
+        {**_CALL, "providerExecuted": True, "dynamic": False, "nativeName": "Bash"},
+        {**_CALL, "providerExecuted": None, "dynamic": None, "nativeName": None},
+        {**_CALL, "providerExecuted": 1},
+        {**_CALL, "input": {"command": "ls"}},
+        {**_CALL, "toolCallId": None},
+        {**_CALL, "toolName": _Text("bash")},
+        {**_CALL, "stepToolCallCount": 2},
+        {**_CALL, "stepToolCallCount": 0},
+        {**_CALL, "providerMetadata": {"p": {"k": 1}}},
+        {**_CALL, "tool_name": "bash"},
+        {"type": "tool-call", "toolCallId": "c", "toolName": "bash"},
+        {"type": "tool-call", "toolCallId": "c", "toolName": "bash", "input": "{}", "x": 1},
+    ],
+)
+def test_finish_parts_and_tool_calls_keep_the_validators_outcome(obj: dict[str, Any]) -> None:
+    _assert_same(obj)
+
+
+_COUNT = st.one_of(st.none(), st.integers(), st.booleans(), st.floats(), st.text(max_size=2))
+_TOKENS = st.dictionaries(
+    st.sampled_from(["total", "noCache", "cacheRead", "cacheWrite", "text", "reasoning", "x"]),
+    _COUNT,
+    max_size=4,
+)
+
+
+@given(
+    kind=st.sampled_from(["finish-step", "finish"]),
+    unified=st.sampled_from(["stop", "length", "tool-calls", "error", "other", "nope"]),
+    raw=st.one_of(st.none(), st.text(max_size=3), st.integers()),
+    with_raw=st.booleans(),
+    inputs=_TOKENS,
+    outputs=_TOKENS,
+    usage_key=st.sampled_from(["usage", "totalUsage"]),
+)
+def test_any_finish_like_dict_keeps_the_validators_outcome(
+    kind: str,
+    unified: str,
+    raw: Any,
+    with_raw: bool,
+    inputs: dict[str, Any],
+    outputs: dict[str, Any],
+    usage_key: str,
+) -> None:
+    reason: dict[str, Any] = {"unified": unified}
+    if with_raw:
+        reason["raw"] = raw
+    usage = {"inputTokens": inputs, "outputTokens": outputs}
+    _assert_same({"type": kind, "finishReason": reason, usage_key: usage})
+
+
+_CALL_KEYS = ["toolCallId", "toolName", "input", "providerExecuted", "dynamic", "nativeName"]
+_CALL_KEYS += ["stepToolCallCount", "providerMetadata", "extra"]
+
+
+@given(
+    fields=st.dictionaries(
+        st.sampled_from(_CALL_KEYS),
+        st.one_of(st.none(), st.text(max_size=3), st.booleans(), st.integers(-1, 3)),
+        max_size=7,
+    )
+)
+def test_any_tool_call_like_dict_keeps_the_validators_outcome(fields: dict[str, Any]) -> None:
+    _assert_same({"type": "tool-call", **fields})
+
+
 _VALUES = st.one_of(
     st.text(max_size=5),
     st.integers(),
@@ -113,7 +247,7 @@ _KEYS = st.sampled_from(
 
 
 @given(
-    kind=st.sampled_from(["text-delta", "reasoning-delta", "tool-input-delta", "text-start"]),
+    kind=st.sampled_from(["text-delta", "reasoning-delta", "tool-input-delta", *_BOUNDARIES]),
     fields=st.dictionaries(_KEYS, _VALUES, max_size=4),
 )
 def test_any_delta_like_dict_keeps_the_validators_outcome(

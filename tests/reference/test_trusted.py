@@ -1,0 +1,251 @@
+"""Models the agent builds from validated values without re-validating them (``from_trusted``)
+equal, dump, repr and copy as the constructor's: usages, block boundaries, tool calls and
+tool outcomes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness_testkit.reference import tool
+from harness_testkit.reference._results import add_usage, normalize_usage
+from harness_testkit.reference._strip import strip_value
+from harness_testkit.reference._tool import parse_tool_call_input
+from harness_testkit.reference._translate import consumer_call, harness_outcome, text_like_part
+from harness_testkit.spec import (
+    ConsumerReasoningEndPart,
+    ConsumerReasoningStartPart,
+    ConsumerTextEndPart,
+    ConsumerTextStartPart,
+    ConsumerToolCallPart,
+    ConsumerToolErrorPart,
+    ConsumerToolResultPart,
+    InputTokenDetails,
+    LanguageModelUsage,
+    OutputTokenDetails,
+    TextStartPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    WireModel,
+    parse_stream_part,
+)
+
+_COUNTS = st.one_of(st.none(), st.integers(min_value=0, max_value=10**9))
+
+
+def _assert_same(built: WireModel, expected: WireModel) -> None:
+    assert type(built) is type(expected)
+    assert built == expected
+    assert repr(built) == repr(expected)
+    assert built.to_wire() == expected.to_wire()
+    assert built.model_fields_set == expected.model_fields_set
+    assert built.model_dump(exclude_unset=True) == expected.model_dump(exclude_unset=True)
+    assert built.model_copy(deep=True) == expected.model_copy(deep=True)
+
+
+def _expected_usage(usage: Usage) -> LanguageModelUsage:
+    """normalize_usage as the validating constructors compute it."""
+    inputs, outputs = usage.input_tokens, usage.output_tokens
+    total = (
+        None
+        if inputs.total is None and outputs.total is None
+        else (inputs.total or 0) + (outputs.total or 0)
+    )
+    return LanguageModelUsage(
+        input_tokens=inputs.total,
+        input_token_details=InputTokenDetails(
+            no_cache_tokens=inputs.no_cache,
+            cache_read_tokens=inputs.cache_read,
+            cache_write_tokens=inputs.cache_write,
+        ),
+        output_tokens=outputs.total,
+        output_token_details=OutputTokenDetails(
+            text_tokens=outputs.text, reasoning_tokens=outputs.reasoning
+        ),
+        total_tokens=total,
+        raw=usage.raw,
+    )
+
+
+_USAGES = st.builds(
+    lambda i, nc, cr, cw, o, t, r, raw: Usage.model_validate(
+        {
+            "inputTokens": {"total": i, "noCache": nc, "cacheRead": cr, "cacheWrite": cw},
+            "outputTokens": {"total": o, "text": t, "reasoning": r},
+            "raw": raw,
+        }
+    ),
+    *([_COUNTS] * 7),
+    st.one_of(st.none(), st.just({"vendor": {"n": 1}})),
+)
+
+
+@given(usage=_USAGES)
+def test_normalized_usage_is_the_constructors(usage: Usage) -> None:
+    _assert_same(normalize_usage(usage), _expected_usage(usage))
+    _assert_same(normalize_usage(None), LanguageModelUsage())
+
+
+def _add(left: int | None, right: int | None) -> int | None:
+    return None if left is None and right is None else (left or 0) + (right or 0)
+
+
+@given(left=_USAGES, right=_USAGES)
+def test_summed_usage_is_the_constructors(left: Usage, right: Usage) -> None:
+    a, b = normalize_usage(left), normalize_usage(right)
+    ai, bi, ao, bo = (
+        a.input_token_details,
+        b.input_token_details,
+        a.output_token_details,
+        b.output_token_details,
+    )
+    expected = LanguageModelUsage(
+        input_tokens=_add(a.input_tokens, b.input_tokens),
+        input_token_details=InputTokenDetails(
+            no_cache_tokens=_add(ai.no_cache_tokens, bi.no_cache_tokens),
+            cache_read_tokens=_add(ai.cache_read_tokens, bi.cache_read_tokens),
+            cache_write_tokens=_add(ai.cache_write_tokens, bi.cache_write_tokens),
+        ),
+        output_tokens=_add(a.output_tokens, b.output_tokens),
+        output_token_details=OutputTokenDetails(
+            text_tokens=_add(ao.text_tokens, bo.text_tokens),
+            reasoning_tokens=_add(ao.reasoning_tokens, bo.reasoning_tokens),
+        ),
+        total_tokens=_add(a.total_tokens, b.total_tokens),
+    )
+    _assert_same(add_usage(a, b), expected)
+
+
+_BOUNDARY_MODELS: dict[str, Any] = {
+    "text-start": ConsumerTextStartPart,
+    "text-end": ConsumerTextEndPart,
+    "reasoning-start": ConsumerReasoningStartPart,
+    "reasoning-end": ConsumerReasoningEndPart,
+}
+
+
+class _OwnTextStart(TextStartPart):
+    """A subclass an adapter might emit as a model: still a text start."""
+
+
+@given(
+    kind=st.sampled_from(sorted(_BOUNDARY_MODELS)),
+    block_id=st.text(max_size=5),
+    metadata=st.one_of(st.none(), st.just({"h": {"k": "v"}})),
+)
+def test_block_boundaries_are_the_constructors(
+    kind: str, block_id: str, metadata: dict[str, Any] | None
+) -> None:
+    wire: dict[str, Any] = {"type": kind, "id": block_id}
+    if metadata is not None:
+        wire["harnessMetadata"] = metadata
+    translated = text_like_part(parse_stream_part(wire))
+    assert translated is not None
+    built, is_content = translated
+    assert not is_content
+    _assert_same(built, _BOUNDARY_MODELS[kind](id=block_id, provider_metadata=metadata))
+
+
+def test_a_boundary_subclass_is_translated_as_its_base() -> None:
+    translated = text_like_part(_OwnTextStart(id="t"))
+    assert translated is not None
+    _assert_same(translated[0], ConsumerTextStartPart(id="t", provider_metadata=None))
+
+
+@given(
+    result=st.one_of(
+        st.none(),
+        st.integers(-(2**53) + 1, 2**53 - 1),
+        st.text(max_size=3),
+        st.just({"a": [1, "/w/x"]}),
+    ),
+    is_error=st.sampled_from([None, True, False]),
+    preliminary=st.sampled_from([None, True, False]),
+    dynamic=st.sampled_from([None, True, False]),
+    metadata=st.one_of(st.none(), st.just({"p": {"k": 1}})),
+    provider_executed=st.booleans(),
+)
+def test_harness_outcomes_are_the_constructors(
+    result: Any,
+    is_error: bool | None,
+    preliminary: bool | None,
+    dynamic: bool | None,
+    metadata: dict[str, Any] | None,
+    provider_executed: bool,
+) -> None:
+    wire: dict[str, Any] = {"type": "tool-result", "toolCallId": "c", "toolName": "t"}
+    wire.update(result=result, isError=is_error, preliminary=preliminary, dynamic=dynamic)
+    wire["providerMetadata"] = metadata
+    part = parse_stream_part(wire)
+    assert isinstance(part, ToolResultPart)
+    value = strip_value(result, "/w")
+    expected: WireModel
+    if is_error is True and provider_executed:
+        expected = ConsumerToolErrorPart(
+            tool_call_id="c",
+            tool_name="t",
+            error=value,
+            provider_executed=True,
+            dynamic=dynamic,
+            provider_metadata=metadata,
+        )
+    else:
+        expected = ConsumerToolResultPart(
+            tool_call_id="c",
+            tool_name="t",
+            output=value,
+            preliminary=preliminary,
+            dynamic=dynamic,
+            provider_metadata=metadata,
+        )
+    _assert_same(harness_outcome(part, provider_executed, "/w"), expected)
+
+
+_BASH = tool(input_schema={"type": "object", "properties": {"command": {"type": "string"}}})
+
+
+@given(
+    name=st.sampled_from(["bash", "unknown"]),
+    text=st.sampled_from(['{"command": "ls"}', '{"command": 1}', "not json", ""]),
+    provider_executed=st.sampled_from([None, True, False]),
+    dynamic=st.sampled_from([None, True, False]),
+    metadata=st.one_of(st.none(), st.just({"p": {"k": 1}})),
+)
+def test_consumer_calls_are_the_constructors(
+    name: str,
+    text: str,
+    provider_executed: bool | None,
+    dynamic: bool | None,
+    metadata: dict[str, Any] | None,
+) -> None:
+    part = ToolCallPart(
+        tool_call_id="c",
+        tool_name=name,
+        input=text,
+        provider_executed=provider_executed,
+        dynamic=dynamic,
+        provider_metadata=metadata,
+    )
+    tools = {"bash": _BASH}
+    parsed = parse_tool_call_input(
+        name, text, tools, provider_executed=provider_executed, dynamic=dynamic
+    )
+    expected = ConsumerToolCallPart(
+        tool_call_id="c",
+        tool_name=name,
+        input=parsed.input,
+        provider_executed=provider_executed,
+        dynamic=True if parsed.dynamic else None,
+        provider_metadata=metadata,
+        invalid=True if parsed.invalid else None,
+        error=parsed.error,
+    )
+    built = consumer_call(part, "/w", tools)
+    # The error objects are equal by message, not identity.
+    assert repr(built.error) == repr(expected.error)
+    _assert_same(
+        built.model_copy(update={"error": None}), expected.model_copy(update={"error": None})
+    )
