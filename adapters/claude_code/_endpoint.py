@@ -87,6 +87,10 @@ def _runtime_script(script: Script) -> Script:
             ]
             if actions or not step.actions:
                 steps.append(step.model_copy(update={"actions": actions}))
+        if not steps:
+            # Every step was left out: the CLI still asks the model once, which answers
+            # with nothing (and the retry of that empty reply is answered below).
+            steps.append(ScriptStep())
         if steps and any(isinstance(a, _CALLS) for a in steps[-1].actions):
             # The fake runtime ends a turn after its last step; the CLI sends the last
             # step's tool results back to the model, which then has to end the turn.

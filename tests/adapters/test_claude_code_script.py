@@ -37,6 +37,12 @@ _MCP = {"type": "mcp", "server": "docs", "tool": "fetch", "id": "m1", "input": {
         ([{"actions": [{"reasoning": "r"}]}], [["reasoning"], []]),
         # Two replies without output: the retry is the second one, the CLI then ends.
         ([{"actions": []}, {"actions": []}], [[], []]),
+        # A turn whose every step is left out (opaque file changes only) still answers
+        # the CLI's request and its retry, instead of taking the next turn's replies.
+        (
+            [{"actions": [{"type": "file-change", "changes": [{"path": "a", "content": "x"}]}]}],
+            [[], []],
+        ),
         # Mid-turn, a reply without output is followed by the retry's reply: nothing added.
         (
             [{"actions": [{"reasoning": "r"}]}, {"actions": [{"text": "t"}]}],
