@@ -218,12 +218,13 @@ def test_a_client_hanging_up_ends_a_paused_stream(caplog: pytest.LogCaptureFixtu
     # the response alive until the server's shutdown cancels it.
     script = EndpointScript.model_validate({"replies": [{"content": ["a", {"pause": 600}, "b"]}]})
     caplog.set_level(logging.INFO, logger="uvicorn.error")
-    with ModelEndpoint(script, stop_timeout=4) as endpoint:
-        with (
-            anthropic.Anthropic(base_url=endpoint.base_url, api_key="k", max_retries=0) as sdk,
-            sdk.messages.stream(model="m", max_tokens=8, messages=HELLO) as stream,
-        ):
-            assert next(iter(stream.text_stream)) == "a"
+    # Left in reverse order: the client hangs up, then the endpoint stops.
+    with (
+        ModelEndpoint(script, stop_timeout=4) as endpoint,
+        anthropic.Anthropic(base_url=endpoint.base_url, api_key="k", max_retries=0) as sdk,
+        sdk.messages.stream(model="m", max_tokens=8, messages=HELLO) as stream,
+    ):
+        assert next(iter(stream.text_stream)) == "a"
     assert endpoint_threads() == []
     assert not [r for r in caplog.records if "graceful shutdown" in r.getMessage()]
 
