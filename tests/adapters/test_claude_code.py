@@ -204,13 +204,3 @@ def test_a_denied_approval_that_still_runs_is_caught_by_the_scripted_tier() -> N
     assert result.status == "fail"
     assert result.failed_requirement == "APPROVAL-035"
     assert "was executed" in result.message
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("check_id", ["scripted.host-approvals", "scripted.time-slices"])
-def test_continuations_across_processes_pass_against_the_real_cli(check_id: str) -> None:
-    # host-approvals: a rerun once re-emitted host calls answered before the suspension
-    # (the agent ran them twice); time-slices: a turn ending in a reply without visible
-    # output took the CLI's retry from the next turn (or looped on repeat-last).
-    result = run_check(_check(check_id), _target(), SMOKE)
-    assert result.status == "pass", result.message
