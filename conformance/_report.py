@@ -22,6 +22,8 @@ __all__ = ["STATUSES", "CheckResult", "Report", "Status"]
 Status = Literal["pass", "fail", "error", "skip", "xfail", "xpass", "blocked"]
 #: Statuses in the order reports list their counts.
 STATUSES: tuple[Status, ...] = ("pass", "fail", "error", "xpass", "xfail", "skip", "blocked")
+#: Statuses of checks that did not run (a capability skip, a failed prerequisite).
+_NOT_RUN = frozenset({"skip", "blocked"})
 _LEVEL_ORDER = {"MUST": 0, "SHOULD": 1, "MAY": 2}
 
 
@@ -101,6 +103,23 @@ class Report(BaseModel):
         """Number of checks per status."""
         return Counter(result.status for result in self.results)
 
+    def by_tier(self) -> dict[str, Counter[str]]:
+        """tier -> status counts, tiers sorted by name (black-box before scripted)."""
+        grouped: dict[str, Counter[str]] = {}
+        for result in self.results:
+            grouped.setdefault(result.tier, Counter())[result.status] += 1
+        return dict(sorted(grouped.items()))
+
+    def tier_lines(self) -> list[str]:
+        """One line per tier: how many of its checks ran (not skipped or blocked), and how
+        each ended, e.g. ``scripted: 17 ran of 19 (15 pass, 2 xfail, 2 skip)``."""
+        lines = []
+        for tier, counts in self.by_tier().items():
+            ran = sum(n for status, n in counts.items() if status not in _NOT_RUN)
+            detail = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+            lines.append(f"{tier}: {ran} ran of {counts.total()} ({detail})")
+        return lines
+
     def by_area_and_level(self) -> dict[str, dict[str, Counter[str]]]:
         """area -> level -> status counts."""
         grouped: dict[str, dict[str, Counter[str]]] = {}
@@ -117,6 +136,7 @@ class Report(BaseModel):
         data["summary"] = {
             "ok": self.ok,
             "counts": dict(self.counts()),
+            "byTier": {tier: dict(counts) for tier, counts in self.by_tier().items()},
             "errors": [r.check_id for r in self.results if r.status == "error"],
             "mustFailures": [r.check_id for r in self.must_failures],
             "byArea": {
@@ -205,6 +225,7 @@ class Report(BaseModel):
             f"- profile `{self.profile}` ({self.max_examples} examples per property check), "
             f"seed {self.seed}, sandbox `{self.sandbox}`",
             "- results: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES),
+            *(f"- {line}" for line in self.tier_lines()),
             *capability_lines(self.capabilities, bullet="- "),
             "",
             f"{h}# By area and level",
@@ -322,6 +343,8 @@ class Report(BaseModel):
             + (" | interrupted" if self.interrupted else ""),
             soft_wrap=True,
         )
+        for line in self.tier_lines():
+            console.print(f"  {line}", soft_wrap=True, highlight=False, markup=False)
         for result in self.results:
             if result.status not in ("fail", "xpass", "error"):
                 continue

@@ -51,6 +51,20 @@ class _EventStream(Response):
         self._cut_after = reply.truncate_after_events
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # A client that hangs up ends the stream at once: a scripted pause must not keep
+        # serving a closed connection (nor hold the server's shutdown for its grace time).
+        streaming = asyncio.ensure_future(self._stream(send))
+        watching = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait((streaming, watching), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watching.cancel()
+            streaming.cancel()  # no-op when it ended; else the client left (or shutdown)
+            await asyncio.gather(watching, streaming, return_exceptions=True)
+        if not streaming.cancelled():
+            streaming.result()  # a scripted cut (StreamCutError) propagates
+
+    async def _stream(self, send: Send) -> None:
         await _start(
             send,
             [
@@ -69,6 +83,12 @@ class _EventStream(Response):
         if self._cut_after is not None:
             raise StreamCutError(f"stream cut after {self._cut_after} events, as scripted")
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return when the client has closed the connection."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 class _CutBody(Response):

@@ -16,6 +16,7 @@ __all__ = [
     "BUILTIN_TOOLS",
     "HOST_SERVER",
     "key_of_native",
+    "mcp_input_schema",
     "mcp_parts",
     "native_of_key",
 ]
@@ -114,3 +115,14 @@ def mcp_parts(name: str) -> tuple[str, str] | None:
     if not separator or not server or not tool:
         return None
     return server, tool
+
+
+def mcp_input_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``schema`` as an in-process MCP tool's input schema that ``claude-agent-sdk`` keeps.
+
+    The SDK passes a dict through as a JSON Schema only when it has a string ``type`` and
+    ``properties``; any other dict is read as ``{parameter: python type}``, so
+    ``{"type": "object"}`` would become one required parameter named ``type`` and the
+    CLI would refuse every call ("'type' is a required property").
+    """
+    return {"type": "object", "properties": {}, **(schema or {})}

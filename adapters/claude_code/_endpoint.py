@@ -58,6 +58,28 @@ def _answers_retry(steps: list[ScriptStep]) -> bool:
     return run % 2 == 1
 
 
+def _requested(steps: list[ScriptStep]) -> list[ScriptStep]:
+    """The steps of a turn the CLI asks for: up to the reply that ends its turn.
+
+    The CLI goes on after a reply that calls tools (it sends the results back) and retries
+    a reply without visible output once; a reply with text and no tool call ends the
+    turn, so the steps after it are never requested (served, they would answer the next
+    turn's requests instead). Unknown from here, so kept: what follows a conditional
+    step (it may be skipped) or a scripted error (the CLI may retry the request).
+    """
+    retried = False
+    for index, step in enumerate(steps):
+        if step.when is not None or any(isinstance(a, ErrorAction) for a in step.actions):
+            return steps
+        if any(isinstance(a, _CALLS) for a in step.actions):
+            retried = False
+        elif any(isinstance(a, TextAction) for a in step.actions) or retried:
+            return steps[: index + 1]
+        else:
+            retried = True
+    return steps
+
+
 def _runtime_script(script: Script) -> Script:
     """``script`` as this runtime can live it.
 
@@ -65,7 +87,8 @@ def _runtime_script(script: Script) -> Script:
     takes no mid-turn messages), so it becomes a delay of its timeout (at most the
     endpoint's longest pause, 600 s) while the response streams. A turn's last step that
     calls tools gets an empty closing reply, and a retry of a last reply without output
-    gets one too (see :func:`_answers_retry`). ``raw`` parts, opaque file changes and
+    gets one too (see :func:`_answers_retry`); steps after the reply that ends the turn in
+    the CLI are left out (see :func:`_requested`). ``raw`` parts, opaque file changes and
     faults (crashes, hangs, malformed parts at stream positions) are events of the fake
     runtime itself that no model reply can cause in the real CLI, so the scripted model
     leaves them out (checks that need them fail, as declared).
@@ -87,6 +110,11 @@ def _runtime_script(script: Script) -> Script:
             ]
             if actions or not step.actions:
                 steps.append(step.model_copy(update={"actions": actions}))
+        if not steps:
+            # Every step was left out: the CLI still asks the model once, which answers
+            # with nothing (and the retry of that empty reply is answered below).
+            steps.append(ScriptStep())
+        steps = _requested(steps)
         if steps and any(isinstance(a, _CALLS) for a in steps[-1].actions):
             # The fake runtime ends a turn after its last step; the CLI sends the last
             # step's tool results back to the model, which then has to end the turn.

@@ -280,6 +280,7 @@ class TurnParts:
         if call.announced:
             return
         call.announced = True
+        self._turn.session.wake_runtime()
         if self._turn.rerun and call.surface == "host" and call.tool_use_id in self._turn.results:
             # A rerun repeats the step, but a host call answered before the suspension is
             # not asked again (the agent would execute it twice); its handler is answered

@@ -3,10 +3,15 @@
 A turn's CLI process must keep running while no ``done()`` is awaited (between the
 slices of a turn paused for host input), so it cannot live in a task of the caller's
 event loop. Each session gets one thread with a blocking portal (asyncio) for it.
+
+Work on the thread that waits for the host (an approval, a host tool's result, a stop
+request) waits in :meth:`RuntimeThread.wait_until`, which the writer wakes with
+:meth:`RuntimeThread.notify` from either thread: no polling.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 from collections.abc import Awaitable, Callable
@@ -33,6 +38,10 @@ class RuntimeThread:
         self._portal: BlockingPortal | None = None
         self._thread: threading.Thread | None = None
         self._futures: list[Future[Any]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # asyncio's own event: the thread's loop is asyncio whatever the caller runs, and
+        # a callback posted from a trio caller would make anyio pick trio's.
+        self._changed: asyncio.Event | None = None
 
     @classmethod
     async def open(cls) -> RuntimeThread:
@@ -41,6 +50,8 @@ class RuntimeThread:
         ready: Future[BlockingPortal] = Future()
 
         async def serve() -> None:
+            runner._loop = asyncio.get_running_loop()
+            runner._changed = asyncio.Event()
             async with BlockingPortal() as portal:
                 ready.set_result(portal)
                 await portal.sleep_until_stopped()
@@ -63,6 +74,42 @@ class RuntimeThread:
             raise RuntimeError("the runtime thread is closed")
         self._futures = [future for future in self._futures if not future.done()]
         self._futures.append(self._portal.start_task_soon(function, *args))
+
+    def notify(self) -> None:
+        """Wake :meth:`wait_until` waiters to re-check their condition (any thread)."""
+        loop = self._loop
+        if loop is None:
+            return
+        if threading.current_thread() is self._thread:
+            self._bump()
+        else:
+            # A loop that already stopped has no waiters left.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._bump)
+
+    def _bump(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        if changed is not None:
+            changed.set()
+
+    async def wait_until(
+        self, predicate: Callable[[], bool], timeout: float | None, *, recheck: float | None = None
+    ) -> bool:
+        """Wait on the thread's loop until ``predicate()`` holds (``False``: timed out).
+
+        The condition is re-checked after each :meth:`notify`, and every ``recheck``
+        seconds when given (for a condition no notify reports).
+        """
+        with anyio.move_on_after(timeout):
+            while True:
+                # Taken before the check: a notify after it sets this very event.
+                changed = self._changed
+                if predicate():
+                    return True
+                assert changed is not None
+                with anyio.move_on_after(recheck):
+                    await changed.wait()
+        return False
 
     async def close(self) -> None:
         """Cancel running work and stop the thread (bounded: a stuck loop is left)."""

@@ -13,7 +13,7 @@ from typing import Any
 from harness_testkit.fake_harness import McpTool, Script
 from harness_testkit.spec import ToolUseKind
 
-from ._builtins import HOST_SERVER, mcp_parts
+from ._builtins import HOST_SERVER, mcp_input_schema, mcp_parts
 
 __all__ = ["scripted_mcp_servers", "scripted_tool_kind"]
 
@@ -37,9 +37,11 @@ def scripted_mcp_servers(script: Script) -> dict[str, Any]:
         if name == HOST_SERVER:
             continue
         tools = [
-            tool(tool_name, spec.description or f"Scripted tool {tool_name}", spec.input_schema)(
-                _handler(spec)
-            )
+            tool(
+                tool_name,
+                spec.description or f"Scripted tool {tool_name}",
+                mcp_input_schema(spec.input_schema),
+            )(_handler(spec))
             for tool_name, spec in server.tools.items()
         ]
         servers[name] = create_sdk_mcp_server(name, tools=tools)

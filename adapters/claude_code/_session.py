@@ -23,7 +23,7 @@ from harness_testkit.spec import (
     is_builtin_tool_included,
 )
 
-from ._builtins import BUILTIN_TOOLS, HOST_SERVER, native_of_key
+from ._builtins import BUILTIN_TOOLS, HOST_SERVER, mcp_input_schema, native_of_key
 from ._endpoint import ScriptedEndpoint
 from ._runner import RuntimeThread
 from ._state import SessionData, TurnData
@@ -153,6 +153,16 @@ class ClaudeCodeSession:
             self._runtime = await RuntimeThread.open()
         return self._runtime
 
+    @property
+    def runtime(self) -> RuntimeThread | None:
+        """The session's runtime thread, once started."""
+        return self._runtime
+
+    def wake_runtime(self) -> None:
+        """Tell waits on the runtime thread that host input or a stop request arrived."""
+        if self._runtime is not None:
+            self._runtime.notify()
+
     def record(self, entry: Any) -> None:
         """Append an observation to the adapter's log."""
         self._harness.observations.record(entry)
@@ -189,7 +199,7 @@ class ClaudeCodeSession:
             tool(
                 spec.name,
                 spec.description or f"Host tool {spec.name}",
-                dict(spec.input_schema) if spec.input_schema else {"type": "object"},
+                mcp_input_schema(spec.input_schema),
             )(turn.host_handler(spec.name))
             for spec in self._turn_tools
         ]

@@ -12,7 +12,7 @@ The CLI process must outlive the ``done()`` call that started it (the agent canc
 runs on the session's runtime thread (an event loop of its own, see ``_runner``). Parts
 cross back to the caller's event loop into an outbox that the current control's
 ``done()`` forwards to its ``emit``, in order; host input crosses the other way through
-plain fields the runtime side polls.
+plain fields, and the writer wakes the runtime side's waits (``RuntimeThread.notify``).
 """
 
 from __future__ import annotations
@@ -56,18 +56,9 @@ _ANNOUNCE_TIMEOUT = 60.0
 #: How long stopping a running CLI may take (its disconnect is bounded at 15 s).
 _STOP_TIMEOUT = 30.0
 
-#: How often runtime-side waits re-check the host's input (seconds).
-_POLL = 0.02
-
-
-async def _wait_until(predicate: Callable[[], bool], timeout: float | None) -> bool:
-    """Poll ``predicate`` on the runtime thread (host input is written from another thread)."""
-    with anyio.move_on_after(timeout):
-        # Polling, not an Event: the input is written from the caller's thread and loop.
-        while not predicate():  # noqa: ASYNC110
-            await anyio.sleep(_POLL)
-        return True
-    return False
+#: How often the runtime side re-checks the abort signal when no ``done()`` runs to
+#: report it (seconds): an anyio event of the caller's loop cannot wake another loop.
+_ABORT_RECHECK = 0.5
 
 
 @dataclass(frozen=True)
@@ -174,6 +165,7 @@ class ClaudeCodeTurn:
             )
         )
         self.results[tool_call_id] = (output, is_error)
+        self.session.wake_runtime()
 
     def submit_tool_approval(self, approval_id: str, approved: bool, reason: str | None) -> None:
         """Store an approval decision; the waiting ``can_use_tool`` answers the CLI."""
@@ -187,11 +179,13 @@ class ClaudeCodeTurn:
             )
         )
         self.approvals[approval_id] = {"approved": approved, "reason": reason}
+        self.session.wake_runtime()
 
     async def _stop_drive(self) -> None:
         ended = self._drive_ended
         if self._driving and ended is not None:
             self._stop_requested = True
+            self.session.wake_runtime()
             with anyio.move_on_after(_STOP_TIMEOUT):
                 await ended.wait()
             self._stop_requested = False
@@ -268,8 +262,28 @@ class ClaudeCodeTurn:
             if self.status == "ready":
                 await self._start_drive()
                 continue
-            # The runtime side watches the abort itself; its end arrives through the outbox.
-            await self._wake.wait()
+            # The runtime side stops the CLI on an abort; its end arrives through the outbox.
+            await self._wait_for_wake_or_abort()
+
+    async def _wait_for_wake_or_abort(self) -> None:
+        abort, wake = self._abort, self._wake
+        if abort is None:
+            await wake.wait()
+            return
+        if not abort.is_set():
+            async with anyio.create_task_group() as group:
+
+                async def woken() -> None:
+                    await wake.wait()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(woken)
+                await abort.wait()
+                group.cancel_scope.cancel()
+        if abort.is_set():
+            self.session.wake_runtime()
+            # The runtime side reports the aborted end through the outbox.
+            await wake.wait()
 
     def _forward(self, part: dict[str, Any]) -> None:
         assert self._emit is not None
@@ -357,10 +371,22 @@ class ClaudeCodeTurn:
         finally:
             anyio.from_thread.run_sync(self._drive_finished, token=self._token)
 
+    async def _wait(
+        self, predicate: Callable[[], bool], timeout: float | None, recheck: float | None = None
+    ) -> bool:
+        """Wait on the runtime thread until ``predicate()`` holds (woken by its writers)."""
+        runtime = self.session.runtime
+        assert runtime is not None, "runtime-side waits run on the session's runtime thread"
+        return await runtime.wait_until(predicate, timeout, recheck=recheck)
+
     async def _watch_stop(self, abort: anyio.Event | None, scope: anyio.CancelScope) -> None:
-        # Polling, not an Event: both flags belong to the caller's thread and loop.
-        while not self._stop_requested and not (abort is not None and abort.is_set()):  # noqa: ASYNC110
-            await anyio.sleep(_POLL)
+        # Both flags belong to the caller's loop: a stop request notifies, an abort is
+        # reported by a running done() and re-checked every _ABORT_RECHECK seconds.
+        await self._wait(
+            lambda: self._stop_requested or (abort is not None and abort.is_set()),
+            None,
+            recheck=None if abort is None else _ABORT_RECHECK,
+        )
         scope.cancel()
 
     async def _run_cli(self) -> None:
@@ -398,7 +424,7 @@ class ClaudeCodeTurn:
     async def _announced(self, tool_use_id: str | None) -> Call | None:
         if tool_use_id is None:
             return None
-        await _wait_until(
+        await self._wait(
             lambda: tool_use_id in self.calls and self.calls[tool_use_id].announced,
             _ANNOUNCE_TIMEOUT,
         )
@@ -432,6 +458,7 @@ class ClaudeCodeTurn:
             }
         if call.surface == "host":
             self._host_waiting.setdefault(call.key, deque()).append(call.tool_use_id)
+            self.session.wake_runtime()
         call.gated = self._gated(call)
         return {
             "hookSpecificOutput": {
@@ -476,7 +503,7 @@ class ClaudeCodeTurn:
                     "toolCallId": call.tool_use_id,
                 }
             )
-            await _wait_until(lambda: approval_id in self.approvals, None)
+            await self._wait(lambda: approval_id in self.approvals, None)
         decision = self.approvals[approval_id]
         reason = decision.get("reason")
         return self.session.permission_result(
@@ -497,14 +524,14 @@ class ClaudeCodeTurn:
 
         async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
             queue = self._host_waiting.setdefault(name, deque())
-            await _wait_until(lambda: bool(queue), _ANNOUNCE_TIMEOUT)
+            await self._wait(lambda: bool(queue), _ANNOUNCE_TIMEOUT)
             if not queue:
                 return {
                     "content": [{"type": "text", "text": f"No call of '{name}' is pending."}],
                     "is_error": True,
                 }
             call_id = queue.popleft()
-            await _wait_until(lambda: call_id in self.results, None)
+            await self._wait(lambda: call_id in self.results, None)
             output, is_error = self.results[call_id]
             text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
             return {"content": [{"type": "text", "text": text}], "is_error": is_error}

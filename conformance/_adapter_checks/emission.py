@@ -123,6 +123,15 @@ _EXAMPLES = (
         ],
         "chunking": "words",
     },
+    # A step without tool calls followed by another: every run asks for it (a runtime
+    # whose turn ends at such a step fails here, not only when the draw finds it).
+    {
+        "steps": [
+            {"actions": [{"kind": "text", "text": "first answer"}], "usage": None},
+            {"actions": [{"kind": "text", "text": "second answer"}], "usage": None},
+        ],
+        "chunking": "whole",
+    },
 )
 
 

@@ -33,10 +33,24 @@ _MCP = {"type": "mcp", "server": "docs", "tool": "fetch", "id": "m1", "input": {
         # Tool calls last: a closing reply (empty), then the retry of that empty reply.
         ([{"actions": [_MCP]}], [["mcp"], [], []]),
         # An empty or reasoning-only last reply is retried once.
-        ([{"actions": [{"text": "a"}]}, {"actions": []}], [["text"], [], []]),
+        ([{"actions": [_MCP]}, {"actions": []}], [["mcp"], [], []]),
         ([{"actions": [{"reasoning": "r"}]}], [["reasoning"], []]),
         # Two replies without output: the retry is the second one, the CLI then ends.
         ([{"actions": []}, {"actions": []}], [[], []]),
+        # A turn whose every step is left out (opaque file changes only) still answers
+        # the CLI's request and its retry, instead of taking the next turn's replies.
+        (
+            [{"actions": [{"type": "file-change", "changes": [{"path": "a", "content": "x"}]}]}],
+            [[], []],
+        ),
+        # Text without a tool call ends the CLI's turn: later steps are never requested
+        # (served, they would answer the next turn's requests).
+        ([{"actions": [{"text": "a"}]}, {"actions": [{"text": "b"}]}], [["text"]]),
+        ([{"actions": []}, {"actions": []}, {"actions": [{"text": "c"}]}], [[], []]),
+        (
+            [{"actions": [_MCP]}, {"actions": [{"text": "a"}]}, {"actions": [_MCP]}],
+            [["mcp"], ["text"]],
+        ),
         # Mid-turn, a reply without output is followed by the retry's reply: nothing added.
         (
             [{"actions": [{"reasoning": "r"}]}, {"actions": [{"text": "t"}]}],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -420,3 +421,29 @@ def test_verbose_console_prints_the_traceback_of_an_error(tmp_path: Path) -> Non
     assert "adapter frames (most recent call last):" in verbose.output
     assert "start_that_crashes" in verbose.output
     assert "check erred" in verbose.output.splitlines()[-1]
+
+
+def test_every_report_says_how_many_checks_ran_in_each_tier() -> None:
+    report = _report(
+        _result("a", "pass", ("STREAM-040",)),
+        _result("b", "blocked", ("LIFECYCLE-005",), blocked_by="a"),
+        _result("c", "pass", ("STOP-014",), tier="scripted"),
+        _result("d", "xfail", ("STOP-014",), tier="scripted", failed="STOP-014"),
+        _result("e", "skip", ("STOP-014",), tier="scripted", capability="scripting"),
+    )
+    lines = [
+        "black-box: 1 ran of 2 (1 pass, 1 blocked)",
+        "scripted: 2 ran of 3 (1 pass, 1 xfail, 1 skip)",
+    ]
+    assert report.tier_lines() == lines
+    assert json.loads(report.to_json())["summary"]["byTier"] == {
+        "black-box": {"pass": 1, "blocked": 1},
+        "scripted": {"pass": 1, "xfail": 1, "skip": 1},
+    }
+    assert all(f"- {line}" in report.to_markdown() for line in lines)
+    from rich.console import Console
+
+    console = Console(record=True, width=200, file=io.StringIO())
+    report.print_console(console=console)
+    printed = console.export_text()
+    assert all(line in printed for line in lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import signal
@@ -210,6 +211,22 @@ def test_stopping_cancels_a_reply_still_waiting() -> None:
     client.join(30)
     assert not client.is_alive()
     assert endpoint_threads() == []
+
+
+def test_a_client_hanging_up_ends_a_paused_stream(caplog: pytest.LogCaptureFixture) -> None:
+    # A runtime stopped mid-reply closes its connection: the scripted pause must not keep
+    # the response alive until the server's shutdown cancels it.
+    script = EndpointScript.model_validate({"replies": [{"content": ["a", {"pause": 600}, "b"]}]})
+    caplog.set_level(logging.INFO, logger="uvicorn.error")
+    # Left in reverse order: the client hangs up, then the endpoint stops.
+    with (
+        ModelEndpoint(script, stop_timeout=4) as endpoint,
+        anthropic.Anthropic(base_url=endpoint.base_url, api_key="k", max_retries=0) as sdk,
+        sdk.messages.stream(model="m", max_tokens=8, messages=HELLO) as stream,
+    ):
+        assert next(iter(stream.text_stream)) == "a"
+    assert endpoint_threads() == []
+    assert not [r for r in caplog.records if "graceful shutdown" in r.getMessage()]
 
 
 def test_streamed_pauses_and_event_delays_keep_the_content() -> None:
