@@ -181,8 +181,8 @@ class SliceRunner:
         # (anyio formats a reason string on every cancel(): skip it when done() settled.)
         if not self.done_settled.is_set():
             self.done_scope.cancel()
-        with anyio.move_on_after(0 if self.grace_spent else self.abort_grace):
-            await self.done_settled.wait()
+            with anyio.move_on_after(0 if self.grace_spent else self.abort_grace):
+                await self.done_settled.wait()
         return self.machine.outcome
 
     async def _fail_after_join(self, error: BaseException) -> None:

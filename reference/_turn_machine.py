@@ -117,6 +117,14 @@ QUESTIONS_TOOL = "askUserQuestions"
 #: anyio events carry no reason, so the abort part always says what a TypeScript consumer
 #: sees for an AbortController aborted without a reason (``String(signal.reason)``).
 ABORT_REASON = "AbortError: This operation was aborted"
+_NO_FIELDS: set[str] = set()
+
+
+def _start_step() -> ConsumerStartStepPart:
+    """A fresh ``start-step`` (its request and warnings are mutable), not re-validated."""
+    return ConsumerStartStepPart.from_trusted(
+        {"type": "start-step", "request": {}, "warnings": []}, _NO_FIELDS
+    )
 
 
 class SliceFailed(Exception):
@@ -229,7 +237,7 @@ class SliceMachine:
         out: list[ConsumerPart] = []
         if not self.step_open:
             self.step_open = True
-            out.append(ConsumerStartStepPart())
+            out.append(_start_step())
         out.append(consumer)
         self.step_has_content = True
         self.step_content.add(consumer)
@@ -273,7 +281,7 @@ class SliceMachine:
     def _open_step(self) -> Steps[None]:
         if not self.step_open:
             self.step_open = True
-            yield Emit(ConsumerStartStepPart())
+            yield Emit(_start_step())
 
     def _forward(self, part: ConsumerPart, *, content: bool = False) -> Steps[None]:
         yield from self._open_step()
