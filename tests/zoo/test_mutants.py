@@ -1,9 +1,11 @@
 """The zoo of broken adapters: every mutant dies of the requirement it breaks.
 
-Each mutant runs against the checks that verify its requirement (plus their
-prerequisites), in the smoke profile, so the whole zoo stays fast; only when they miss
-it does the whole suite run. ``test_selftest.py`` runs the complete suite for a few
-mutants. A mutant the suite cannot kill yet is a strict xfail naming the check that
+Each mutant runs against the checks that can report its requirement (those verifying
+it and, for a stream grammar requirement, the scripted checks whose grammar pass
+reports it; plus their prerequisites) until one does, in the smoke profile, so the
+whole zoo stays fast: never the whole suite, so a kill by a check not declared to report
+the requirement shows up as a miss. ``test_selftest.py`` runs the complete suite for a
+few mutants. A mutant the suite cannot kill yet is a strict xfail naming the check that
 should catch it, so fixing the suite flips it to a failure asking for the entry to go.
 """
 
@@ -14,7 +16,7 @@ import pytest
 from harness_testkit.conformance import AdapterTarget, RunOptions, ordered_checks
 from harness_testkit.conformance._zoo.catalog import get_mutant, mutant_names, mutants
 from harness_testkit.conformance._zoo.machinery import Mutant, MutantAdapter
-from harness_testkit.conformance._zoo.selftest import MutantOutcome, run_mutant
+from harness_testkit.conformance._zoo.selftest import run_mutant_targeted
 from harness_testkit.fake_harness import FakeHarness, profiles
 from harness_testkit.spec import load_requirements
 
@@ -91,27 +93,17 @@ def test_mutant_is_killed_by_a_check_of_its_requirement(name: str) -> None:
     mutant = get_mutant(name)
     check_ids = _checks_for(mutant)
     assert check_ids, f"no check lists {mutant.requirement}"
-    outcome = _judged(mutant, SMOKE)
+    outcome = run_mutant_targeted(mutant, SMOKE)
     for seed in SEEDS:
         if outcome.verdict == "killed":
             break
         # Property checks sample their scenarios: a defect seen only in rare scenarios
         # must still die under some seed (the kill matrix, at one seed, reports a miss).
-        outcome = run_mutant(mutant, RunOptions(profile="smoke", seed=seed), check_ids=check_ids)
+        outcome = run_mutant_targeted(mutant, RunOptions(profile="smoke", seed=seed))
     assert outcome.verdict == "killed", (
         f"{name} ({mutant.requirement}) {outcome.verdict}: "
         + "; ".join(f"{k.check_id} -> {k.failed_requirement}" for k in outcome.kills)
     )
-
-
-def _judged(mutant: Mutant, options: RunOptions) -> MutantOutcome:
-    """The mutant judged by the checks of its requirement, else by the whole suite."""
-    outcome = run_mutant(mutant, options, check_ids=_checks_for(mutant))
-    if outcome.verdict != "killed":
-        # Some checks report a requirement they do not list (the stream grammar pass of
-        # the scripted suites, ADAPTER-024 in the lifecycle checks): the whole suite decides.
-        outcome = run_mutant(mutant, options)
-    return outcome
 
 
 @pytest.mark.exhaustive
@@ -121,7 +113,7 @@ def _judged(mutant: Mutant, options: RunOptions) -> MutantOutcome:
 def test_mutant_dies_by_its_own_requirement_at_every_seed(name: str, seed: int) -> None:
     """Issue 19: a verdict must not depend on the seed's luck (no fallback seed here)."""
     mutant = get_mutant(name)
-    outcome = _judged(mutant, RunOptions(profile="smoke", seed=seed))
+    outcome = run_mutant_targeted(mutant, RunOptions(profile="smoke", seed=seed))
     assert outcome.verdict == "killed", (
         f"{name} ({mutant.requirement}) at seed {seed}: {outcome.verdict} "
         + "; ".join(f"{k.check_id} -> {k.failed_requirement}" for k in outcome.kills)
