@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness_testkit.conformance import AdapterTarget, RunOptions, ordered_checks
+from harness_testkit.conformance import (
+    REGISTRY,
+    AdapterTarget,
+    RunOptions,
+    ordered_checks,
+    run_check,
+)
 from harness_testkit.conformance._zoo.catalog import get_mutant, mutant_names, mutants
 from harness_testkit.conformance._zoo.machinery import Mutant, MutantAdapter
 from harness_testkit.conformance._zoo.selftest import run_mutant_targeted
@@ -134,3 +140,15 @@ def test_the_mutant_wrappers_alone_change_nothing(profile: str) -> None:
         expectations=reference_target(profile).expectations,
     )
     assert statuses(wrapped) == reference_statuses(profile)
+
+
+def test_the_approval_machine_reports_a_restored_turn_it_cannot_continue() -> None:
+    """The machine's runs share the check's context: it judges only its own run's
+    adapters, else an earlier run's failure made hypothesis' replays fail sooner (an
+    error of the check: FlakyStrategyDefinition) instead of failing LIFECYCLE-041."""
+    result = run_check(
+        REGISTRY["scripted.approval-machine"],
+        get_mutant("restored-turn-not-continued").target,
+        RunOptions(profile="smoke"),
+    )
+    assert (result.status, result.failed_requirement) == ("fail", "LIFECYCLE-041"), result.message
