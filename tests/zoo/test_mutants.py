@@ -31,9 +31,6 @@ from .support import SMOKE, reference_statuses, reference_target, statuses
 #: Mutants the suite does not kill by their own requirement yet -> the check that should.
 KNOWN_GAPS: dict[str, str] = {}
 
-#: Extra seeds tried when seed 0 does not kill a mutant.
-SEEDS = (1, 2)
-
 AREAS = (
     "stream grammar",
     "tool merging",
@@ -99,13 +96,8 @@ def test_mutant_is_killed_by_a_check_of_its_requirement(name: str) -> None:
     mutant = get_mutant(name)
     check_ids = _checks_for(mutant)
     assert check_ids, f"no check lists {mutant.requirement}"
+    # At seed 0, with no other seed to fall back on (seeds 1-9: the sweep below).
     outcome = run_mutant_targeted(mutant, SMOKE)
-    for seed in SEEDS:
-        if outcome.verdict == "killed":
-            break
-        # Property checks sample their scenarios: a defect seen only in rare scenarios
-        # must still die under some seed (the kill matrix, at one seed, reports a miss).
-        outcome = run_mutant_targeted(mutant, RunOptions(profile="smoke", seed=seed))
     assert outcome.verdict == "killed", (
         f"{name} ({mutant.requirement}) {outcome.verdict}: "
         + "; ".join(f"{k.check_id} -> {k.failed_requirement}" for k in outcome.kills)
