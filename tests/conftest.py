@@ -46,8 +46,8 @@ def _exhaustive_selected(config: pytest.Config) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Sweeps marked ``exhaustive`` (every mutant at every seed ...) run only on request.
 
-    They take hours on two cores, so the default run and CI skip them with a reason that
-    says how to run them (``HARNESS_TESTKIT_EXHAUSTIVE=1`` or
+    They take about fifteen minutes on one of two shared cores, so the default run and CI
+    skip them with a reason that says how to run them (``HARNESS_TESTKIT_EXHAUSTIVE=1`` or
     ``HYPOTHESIS_PROFILE=exhaustive``); the default run keeps a sample of each sweep.
     """
     if _exhaustive_selected(config):

@@ -87,6 +87,9 @@ class ApprovalMachine(RuleBasedStateMachine):
         self.outcomes: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.requested: set[str] = set()
+        #: The adapters of this run of the machine: the context's list also holds those
+        #: of earlier runs (examples), whose failures must not fail this one.
+        self.adapters: list[RecordingAdapter] = []
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -99,6 +102,7 @@ class ApprovalMachine(RuleBasedStateMachine):
 
     def _new_agent(self) -> HarnessAgent:
         adapter: RecordingAdapter = self.context.adapter()
+        self.adapters.append(adapter)
         assert self.script is not None
         set_script(adapter, self.script)
         return self.context.agent(adapter, tools=self.tools, tool_approval=self.statuses)
@@ -229,7 +233,7 @@ class ApprovalMachine(RuleBasedStateMachine):
         try:
             parts = self._call(go)
         finally:
-            require_continue_controls(self.context.adapters)
+            require_continue_controls(self.adapters)
         self._record(parts)
 
     # -- invariants --------------------------------------------------------------------

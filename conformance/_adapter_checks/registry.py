@@ -22,7 +22,14 @@ from . import (
     workflow,
 )
 
-__all__ = ["BUILTIN_CHECKS", "REGISTRY", "ordered_checks"]
+__all__ = [
+    "BUILTIN_CHECKS",
+    "GRAMMAR_PASS_CHECKS",
+    "GRAMMAR_PASS_REQUIREMENTS",
+    "REGISTRY",
+    "ordered_checks",
+    "reporting_checks",
+]
 
 #: The check modules, in report order.
 _MODULES = (
@@ -78,3 +85,52 @@ def ordered_checks(ids: Iterable[str] | None = None) -> list[Check]:
     for check_id in wanted:
         visit(check_id, ())
     return ordered
+
+
+#: The scripted checks that run the stream grammar over their own turns
+#: (``support.grammar_first``): besides their own requirements they fail with any
+#: requirement of :data:`GRAMMAR_PASS_REQUIREMENTS` their turns break
+#: (``tests/conformance/test_grammar_pass.py`` holds this list to what the checks do).
+GRAMMAR_PASS_CHECKS: frozenset[str] = frozenset(
+    {
+        "scripted.tool-merging",
+        "scripted.filtering",
+        "scripted.dynamic-parts",
+        "scripted.emission-equals-script",
+        "scripted.continuations",
+        "scripted.permission-modes",
+        "scripted.host-approvals",
+        "scripted.mcp-tools",
+        "scripted.compaction-once",
+        "scripted.turn-settings",
+        "scripted.steering",
+        "scripted.sandbox-ownership",
+        "scripted.questions",
+        "scripted.suspend-running-turn",
+        "scripted.resume-next-prompt",
+        "scripted.abort-waiting-turn",
+        "scripted.runtime-crash",
+        "scripted.visible-writes",
+    }
+)
+
+_UNKNOWN = GRAMMAR_PASS_CHECKS - set(REGISTRY)
+if _UNKNOWN:
+    raise ValueError(f"GRAMMAR_PASS_CHECKS names unknown checks: {sorted(_UNKNOWN)}")
+
+#: What the grammar pass reports: the requirements ``stream.grammar`` verifies, and a
+#: ``do_continue_turn`` that raised (ADAPTER-028, LIFECYCLE-041 in a restored session).
+GRAMMAR_PASS_REQUIREMENTS: frozenset[str] = frozenset(
+    {*REGISTRY["stream.grammar"].requirements, "ADAPTER-028", "LIFECYCLE-041"}
+)
+
+
+def reporting_checks(requirement: str) -> list[str]:
+    """The ids of the checks that can fail with ``requirement``, in report order: those
+    that verify it and, for a requirement of the grammar pass, the checks running it."""
+    by_pass = requirement in GRAMMAR_PASS_REQUIREMENTS
+    return [
+        item.id
+        for item in BUILTIN_CHECKS
+        if requirement in item.requirements or (by_pass and item.id in GRAMMAR_PASS_CHECKS)
+    ]

@@ -212,6 +212,8 @@ DEFECTS: tuple[Defect, ...] = (
         "In a session continued from a JSON state, approval decisions never reach the turn.",
         profile="claude-code",
         control=_LosesApprovalsControl,
+        # The continued turn waits for decisions that never come: a short timeout ends it.
+        claims={"turn_timeout": 1.0},
     ),
     Defect(
         "approvals-claimed-without-method",

@@ -224,6 +224,8 @@ DEFECTS: tuple[Defect, ...] = (
         _ROBUSTNESS,
         "The turn's abort event never reaches the runtime.",
         turn_options=_abort_not_wired,
+        # The aborted turn waits out the abort grace (twice the turn timeout): keep it short.
+        claims={"turn_timeout": 1.0},
     ),
     Defect(
         "hangs-without-timeout",

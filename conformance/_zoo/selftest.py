@@ -14,6 +14,7 @@ judged by ADAPTER-044 failures, never by a long wait.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sys
@@ -25,9 +26,9 @@ from typing import Any, Literal
 
 import click
 
-from harness_testkit.conformance._adapter_checks.registry import ordered_checks
+from harness_testkit.conformance._adapter_checks.registry import ordered_checks, reporting_checks
 from harness_testkit.conformance._context import AdapterTarget
-from harness_testkit.conformance._report import Report
+from harness_testkit.conformance._report import CheckResult, Report
 from harness_testkit.conformance._runner import RunOptions, run_suite
 from harness_testkit.conformance._self import self_test_targets
 from harness_testkit.spec import load_requirements
@@ -43,6 +44,7 @@ __all__ = [
     "SelftestReport",
     "judge",
     "run_mutant",
+    "run_mutant_targeted",
     "run_selftest",
     "selftest",
     "unchecked_requirements",
@@ -61,6 +63,8 @@ class Kill:
     failed_requirement: str | None
     requirements: tuple[str, ...]
     message: str
+    #: The level of the failed requirement (``MUST`` fails the run's gate).
+    failed_level: str | None = None
 
     def names(self, requirement: str) -> bool:
         """Whether this failure reports ``requirement`` itself.
@@ -252,22 +256,23 @@ def _killers(outcome: MutantOutcome, shown: int = 3) -> str:
     return "\n".join(lines)
 
 
-def _kills(report: Report) -> tuple[Kill, ...]:
+def _kills(results: Iterable[CheckResult]) -> tuple[Kill, ...]:
     return tuple(
         Kill(
             check_id=result.check_id,
             failed_requirement=result.failed_requirement,
             requirements=result.requirements,
             message=result.message,
+            failed_level=result.failed_level,
         )
-        for result in report.results
+        for result in results
         if result.status == "fail"
     )
 
 
 def judge(mutant: Mutant, report: Report, seconds: float = 0.0) -> MutantOutcome:
     """The outcome of ``mutant`` from the suite's report on it."""
-    return MutantOutcome(mutant=mutant, kills=_kills(report), seconds=seconds)
+    return MutantOutcome(mutant=mutant, kills=_kills(report.results), seconds=seconds)
 
 
 #: Wall-time cap of one check against a mutant (seconds). The fake answers in
@@ -291,6 +296,42 @@ def run_mutant(
     started = time.perf_counter()
     report = run_suite(mutant.target, zoo_options(options), check_ids=check_ids)
     return judge(mutant, report, time.perf_counter() - started)
+
+
+class _OwnKill(Exception):
+    """Stops a targeted run at the first failure naming the mutant's requirement."""
+
+
+def run_mutant_targeted(mutant: Mutant, options: RunOptions) -> MutantOutcome:
+    """Judge ``mutant`` by the checks that can report its requirement, until one does.
+
+    The checks are those of :func:`~harness_testkit.conformance._adapter_checks.registry.reporting_checks`
+    (the ones verifying the requirement and, for a stream grammar requirement, the
+    scripted checks whose grammar pass reports it) plus their prerequisites, in
+    dependency order, each capped like :func:`run_mutant`. The run stops at the first
+    failure naming the requirement: the verdict cannot change after it (``killed``), so
+    the rest would only cost time. Without such a failure every selected check runs and
+    the outcome lists what failed instead (``killed-elsewhere``) or nothing
+    (``survived``).
+    """
+    results: list[CheckResult] = []
+
+    def seen(result: CheckResult) -> None:
+        results.append(result)
+        if result.status == "fail" and result.failed_requirement == mutant.requirement:
+            raise _OwnKill
+
+    started = time.perf_counter()
+    with contextlib.suppress(_OwnKill):
+        run_suite(
+            mutant.target,
+            zoo_options(options),
+            check_ids=reporting_checks(mutant.requirement),
+            on_result=seen,
+        )
+    return MutantOutcome(
+        mutant=mutant, kills=_kills(results), seconds=time.perf_counter() - started
+    )
 
 
 def _adapter_facing(levels: Iterable[str]) -> list[Any]:
@@ -334,7 +375,7 @@ def unchecked_requirements() -> list[str]:
 
 def _false_positives(target: AdapterTarget, options: RunOptions) -> list[FalsePositive]:
     report = run_suite(target, zoo_options(options))
-    return [FalsePositive(target=target.name, kill=kill) for kill in _kills(report)]
+    return [FalsePositive(target=target.name, kill=kill) for kill in _kills(report.results)]
 
 
 def run_selftest(

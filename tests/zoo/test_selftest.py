@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,18 +12,25 @@ from click.testing import CliRunner
 
 from harness_testkit._cli import cli
 from harness_testkit.conformance import CheckResult, Report
+from harness_testkit.conformance._adapter_checks.registry import GRAMMAR_PASS_CHECKS
 from harness_testkit.conformance._report import Status
 from harness_testkit.conformance._zoo.catalog import get_mutant, mutants
+from harness_testkit.conformance._zoo.machinery import MutantAdapter
 from harness_testkit.conformance._zoo.selftest import (
     judge,
+    run_mutant_targeted,
     run_selftest,
     unchecked_requirements,
     unproven_requirements,
 )
-from harness_testkit.fake_harness import profiles
+from harness_testkit.fake_harness import FakeHarness, profiles
 from harness_testkit.spec import load_requirements
 
 from .support import SMOKE, reference_statuses
+
+
+def _bare_fake() -> MutantAdapter:
+    return MutantAdapter(FakeHarness(profile="minimal"))
 
 
 def _report(*results: CheckResult) -> Report:
@@ -51,6 +59,26 @@ def _result(
         status=status,
         failed_requirement=failed,
     )
+
+
+def test_a_targeted_run_reaches_the_grammar_pass_and_stops_at_the_own_kill() -> None:
+    # stream.grammar (no tool calls) misses the miscounted step; a scripted check's
+    # grammar pass reports it, and nothing runs after that failure.
+    outcome = run_mutant_targeted(get_mutant("miscounted-step"), SMOKE)  # STREAM-011
+    assert outcome.verdict == "killed"
+    (kill,) = outcome.kills
+    assert kill.check_id in GRAMMAR_PASS_CHECKS
+    assert (kill.failed_requirement, kill.failed_level) == ("STREAM-011", "MUST")
+
+
+def test_a_targeted_run_without_the_defect_finds_no_kill() -> None:
+    # The unmutated wrapper, judged as if it were the mutant of ADAPTER-059.
+    mutant = dataclasses.replace(
+        get_mutant("start-accepts-foreign-states"),
+        factory=_bare_fake,  # type: ignore[arg-type]  # mutants type specification_version as str
+    )
+    outcome = run_mutant_targeted(mutant, SMOKE)
+    assert (outcome.verdict, outcome.kills) == ("survived", ())
 
 
 def test_only_a_failure_reporting_the_requirement_kills_the_mutant() -> None:
