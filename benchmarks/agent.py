@@ -98,29 +98,17 @@ FINDINGS = (
         "same pattern.",
     ),
     (
-        "harness_testkit.reference._turn:SliceRunner.run",
-        "task_group.start_soon(self._watch_abort",
-        "Per-turn cost (short turns, sessions): SliceRunner.run opens a task group per slice "
-        "only to run the abort watcher (_watch_abort), cancels its scope at the end (anyio's "
-        "CancelScope.cancel() formats the current task's repr into a reason string on every "
-        "call) and waits for done() under move_on_after even when done() has settled. "
-        "Measured on a patched copy (no task group or watcher; the wait only while done() "
-        "is unsettled): short turns 1.37x to 1.46x less CPU per turn, 1,000 sessions 1.12x "
-        "to 1.19x. Proposed for the turn driver: wake the queue from the abort itself "
-        "(no watcher task), open a task group only for host executions, and skip the "
-        "bounded wait when done() already settled.",
-    ),
-    (
-        "harness_testkit.reference._turn:SliceRunner._finish_step_part",
+        "harness_testkit.reference._turn_machine:SliceMachine._close_step",
         "ConsumerFinishStepPart(",
         "Tool-heavy, per step: the parse fast path takes plain tool calls and finish parts, "
-        "consumer tool calls, outcomes and usages are built from validated values "
-        "(WireModel.from_trusted), but each step still validates what the agent made "
-        "itself in reference/_turn.py (ConsumerStartStepPart(), StepResponse and "
-        "ConsumerFinishStepPart in _finish_step_part), and every tool-result dict goes "
-        "through the validator (its JSON value is copied, never shared with the adapter). "
-        "Against a minimal adapter that emits each part in about 3 us, that keeps the "
-        "tool-heavy overhead far above 3x.",
+        "consumer tool calls, outcomes, usages and start-step parts are built from "
+        "validated values (WireModel.from_trusted), but each step still validates the "
+        "StepResponse and ConsumerFinishStepPart the slice machine makes in "
+        "reference/_turn_machine.py (SliceMachine._close_step), every tool-result dict goes "
+        "through the validator (its JSON value is copied, never shared with the adapter), "
+        "and each step costs about three event-loop iterations (the adapter's emit, the "
+        "reader, the consumer). Against a minimal adapter that emits each part in about "
+        "3 us, that keeps the tool-heavy overhead far above 3x.",
     ),
 )
 
