@@ -29,7 +29,6 @@ from harness_testkit.spec import (
     parse_lifecycle_state,
 )
 
-from ._abort import AbortSignal
 from ._part_queue import DONE, DoneFailed, PartQueue
 from ._stream_result import StreamResult
 from ._turn import SliceRunner
@@ -193,7 +192,7 @@ class AgentSession:
         """Start a turn with a new prompt; returns once the adapter's control is ready."""
         self._core.start(frozen)
         queue = self._link.queue = PartQueue()
-        abort_event = abort or AbortSignal()
+        abort_event = abort or anyio.Event()
         options = PromptTurnOptions(prompt=prompt, **_turn_options(frozen, queue, abort_event))
         try:
             control = await self._harness_session.do_prompt_turn(options)
@@ -225,7 +224,7 @@ class AgentSession:
             queue = link.queue = PartQueue()
         if buffered:
             queue.push_front(buffered)
-        abort_event = abort or AbortSignal()
+        abort_event = abort or anyio.Event()
         options = ContinueTurnOptions(**_turn_options(frozen, queue, abort_event))
         try:
             control = await self._harness_session.do_continue_turn(options)

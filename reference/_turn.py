@@ -32,7 +32,6 @@ from harness_testkit.spec import (
     ToolContextValidationError,
 )
 
-from ._abort import AbortSignal
 from ._detached import spawn_detached
 from ._effects import (
     Emit,
@@ -152,15 +151,10 @@ class SliceRunner:
         """
         abort_scope = anyio.CancelScope()
         spawn_detached(self._watch_done)
-        # An abort wakes the reader: an AbortSignal calls the queue itself, any other
-        # event is watched by a task for the slice's lifetime.
-        abort = self.abort
-        unlisten = abort.listen(self.queue.wake) if isinstance(abort, AbortSignal) else None
         try:
             async with anyio.create_task_group() as task_group:
                 self.task_group = task_group
-                if unlisten is None:
-                    task_group.start_soon(self._watch_abort, abort_scope)
+                task_group.start_soon(self._watch_abort, abort_scope)
                 try:
                     await self._perform(self.machine.settle_continuations())
                     if not self.machine.outcome.paused:
@@ -170,12 +164,9 @@ class SliceRunner:
                 except Exception as error:  # a bug in a tool or callback, never lose it
                     await self._fail_after_join(error)
                 finally:
-                    if unlisten is None:
-                        abort_scope.cancel()
+                    abort_scope.cancel()
         finally:
             self.task_group = None
-            if unlisten is not None:
-                unlisten()
         # Ended normally: stop done() (a pause or suspension leaves it waiting) and give
         # it the grace period to settle, unless that grace was already spent waiting.
         # (anyio formats a reason string on every cancel(): skip it when done() settled.)
