@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar, assert_never
 
 import anyio
 
@@ -136,11 +136,6 @@ class SliceRunner:
         self.done_settled = anyio.Event()
         self.grace_spent = False
 
-    @property
-    def outcome(self) -> SliceOutcome:
-        """How the slice ended (complete once :meth:`run` returned)."""
-        return self.machine.outcome
-
     # -- the slice -------------------------------------------------------------------------
 
     async def run(self) -> SliceOutcome:
@@ -238,36 +233,29 @@ class SliceRunner:
                 result: _R = stop.value
                 return result
             value = None
-            kind = type(effect)
-            if kind is Emit:
-                await self.sink(effect.part)  # type: ignore[union-attr]
-            elif kind is Submit:
-                submit: Submit = effect  # type: ignore[assignment]
-                if submit.background:
-                    self._in_background(self._submit_task, submit)
-                else:
+            match effect:
+                case Emit():
+                    await self.sink(effect.part)
+                case Submit(background=True):
+                    self._in_background(self._submit_task, effect)
+                case Submit():
                     await self._submit(
-                        submit.tool_call_id, submit.output, submit.is_error, submit.tool_result
+                        effect.tool_call_id, effect.output, effect.is_error, effect.tool_result
                     )
-            elif kind is Execute:
-                execute: Execute = effect  # type: ignore[assignment]
-                if execute.background:
-                    self._in_background(self._execution_task, execute)
-                else:
-                    value = await self._execute_and_submit(execute)
-            elif kind is SubmitApproval:
-                approval: SubmitApproval = effect  # type: ignore[assignment]
-                await self._submit_approval(
-                    approval.approval_id, approval.approved, approval.reason
-                )
-            elif kind is JoinExecutions:
-                await self._join_executions()
-            elif kind is ReleaseTurn:
-                self.release_turn()
-            elif kind is ReportFailure:
-                self._report(effect.error)  # type: ignore[union-attr]
-            else:  # pragma: no cover - the Effect union is closed
-                raise AssertionError(f"unknown effect {effect!r}")
+                case Execute(background=True):
+                    self._in_background(self._execution_task, effect)
+                case Execute():
+                    value = await self._execute_and_submit(effect)
+                case SubmitApproval():
+                    await self._submit_approval(effect.approval_id, effect.approved, effect.reason)
+                case JoinExecutions():
+                    await self._join_executions()
+                case ReleaseTurn():
+                    self.release_turn()
+                case ReportFailure():
+                    self._report(effect.error)
+                case _:
+                    assert_never(effect)
 
     def _report(self, error: BaseException) -> None:
         # Failures also reach stderr, as the TypeScript agent reports them (ERROR-012).
