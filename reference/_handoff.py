@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 
-__all__ = ["Handoff", "HandoffSink", "Signal"]
+__all__ = ["Flag", "Handoff", "HandoffSink", "Signal"]
 
 T = TypeVar("T")
 
@@ -89,6 +89,36 @@ class Signal:
             return lowlevel.Abort.SUCCEEDED
 
         await lowlevel.wait_task_rescheduled(abort)
+
+
+class Flag:
+    """A one-shot event for the turn's own bookkeeping (``set``, ``is_set``, ``wait``).
+
+    What ``anyio.Event`` does, on a :class:`Signal`: no backend lookup when it is made
+    (a slice makes several, and most are never waited for). ``wait`` returns at once,
+    without a checkpoint, when the flag is already set.
+    """
+
+    __slots__ = ("_set", "_signal")
+
+    def __init__(self, value: bool = False) -> None:
+        self._set = value
+        self._signal = Signal()
+
+    def set(self) -> None:
+        """Set the flag and wake every task waiting for it."""
+        if not self._set:
+            self._set = True
+            self._signal.fire()
+
+    def is_set(self) -> bool:
+        """Whether :meth:`set` was called."""
+        return self._set
+
+    async def wait(self) -> None:
+        """Wait (cancellably) until the flag is set."""
+        while not self._set:
+            await self._signal.wait()
 
 
 class Handoff(Generic[T]):

@@ -25,10 +25,12 @@ from harness_testkit.spec import (
     PromptTurnOptions,
     ResumeSessionState,
     SandboxSession,
+    StreamPart,
     UserMessage,
     parse_lifecycle_state,
 )
 
+from ._handoff import Flag
 from ._part_queue import DONE, DoneFailed, PartQueue
 from ._stream_result import StreamResult
 from ._turn import SliceRunner
@@ -64,7 +66,16 @@ class _TurnLink:
     queue: PartQueue | None = None
     #: A slice of the turn is running; ``slice_finished`` is set when it ends.
     slice_running: bool = False
-    slice_finished: anyio.Event | None = None
+    slice_finished: Flag | None = None
+    #: The paused slice whose adapter ``done()`` still runs (stopped when the turn
+    #: continues, is captured or ends).
+    running_done: SliceRunner | None = None
+
+    def stop_running_done(self) -> None:
+        """Cancel the paused slice's ``done()``, if one still runs."""
+        runner, self.running_done = self.running_done, None
+        if runner is not None and not runner.done_settled.is_set():
+            runner.done_scope.cancel()
 
 
 class AgentSession:
@@ -201,7 +212,7 @@ class AgentSession:
             return _failed_result(error)
         self._link.control = control
         return self._slice_result(
-            control, queue, abort_event, timeout, structured, continuing=False
+            control, queue, abort_event, abort is not None, timeout, structured, continuing=False
         )
 
     async def start_continuation(
@@ -220,6 +231,8 @@ class AgentSession:
         queue = link.queue
         if queue is None or queue.closed:
             if queue is not None:
+                # What the adapter emitted before its done() settled is kept.
+                buffered = [*buffered, *_parts_only(queue.drain_nowait())]
                 queue.close()
             queue = link.queue = PartQueue()
         if buffered:
@@ -231,11 +244,13 @@ class AgentSession:
         except Exception as error:
             self._end_turn()
             return _failed_result(error)
+        link.stop_running_done()  # the paused slice's control is superseded
         link.control = control
         return self._slice_result(
             control,
             queue,
             abort_event,
+            abort is not None,
             timeout,
             structured,
             continuing=True,
@@ -248,6 +263,7 @@ class AgentSession:
         control: PromptControl,
         queue: PartQueue,
         abort: anyio.Event,
+        callers_abort: bool,
         timeout: float | None,
         structured: bool,
         *,
@@ -262,9 +278,15 @@ class AgentSession:
 
         # The slice is running from now on (the result starts it eagerly): a suspension
         # that comes before its task got going still waits for it.
-        finished = anyio.Event()
+        finished = Flag()
         link.slice_running = True
         link.slice_finished = finished
+
+        def abort_turn() -> None:
+            # The event the session made is set only here (the caller's own event is
+            # watched by a task): setting it also wakes the slice's reader.
+            abort.set()
+            queue.wake()
 
         def release_turn() -> None:
             # A finish handler may already have started the next turn on this session.
@@ -285,6 +307,7 @@ class AgentSession:
                 results=results,
                 stop_when=self._agent.stop_when,
                 abort=abort,
+                watch_abort=callers_abort,
                 model_id=frozen.settings.model or "",
                 abort_grace=self._agent.abort_grace,
                 error_log=self._agent.error_log,
@@ -298,7 +321,7 @@ class AgentSession:
 
                         async def deadline() -> None:
                             await anyio.sleep(timeout)
-                            abort.set()
+                            abort_turn()
 
                         group.start_soon(deadline)
                         outcome = await runner.run()
@@ -313,7 +336,7 @@ class AgentSession:
                 if not completed:
                     # The consumer went away mid-slice: abort the adapter turn and give it
                     # the grace period to settle (its work may run inside done()).
-                    abort.set()
+                    abort_turn()
                     with (
                         anyio.CancelScope(shield=True),
                         anyio.move_on_after(self._agent.abort_grace),
@@ -328,6 +351,8 @@ class AgentSession:
                     runner.done_scope.cancel()
                     if ours and not core.suspending:
                         self._end_turn()
+                elif runner.done_outlives_slice and ours:
+                    link.running_done = runner
                 finished.set()
             if ours and not outcome.paused and not outcome.suspended and not core.suspending:
                 self._end_turn()
@@ -336,7 +361,7 @@ class AgentSession:
         return StreamResult(
             run,
             structured=structured,
-            abort=abort,
+            abort=abort_turn,
             abort_grace=self._agent.abort_grace,
             max_parts=self._agent.max_stream_parts,
         )
@@ -348,6 +373,7 @@ class AgentSession:
             link.queue.close()
         link.queue = None
         link.control = None
+        link.stop_running_done()
         self._core.reset_turn()
 
     # -- suspension --------------------------------------------------------------------
@@ -391,19 +417,19 @@ class AgentSession:
         elif link.queue is not None and not link.queue.closed:
             # Nobody is reading (a paused turn): let the adapter drain, keep what it emitted.
             queue = link.queue
-            if control is not None:
+            running = link.running_done
+            if running is not None:
+                # The paused slice's done() still runs: the suspension ends it.
+                with anyio.move_on_after(grace):
+                    await running.done_settled.wait()
+                link.stop_running_done()
+            elif control is not None:
                 with anyio.move_on_after(grace):
                     try:
                         await control.done()
                     except Exception:  # a failing drain still yields the captured state
                         pass
-            core.keep_buffered(
-                [
-                    item  # type: ignore[misc]
-                    for item in queue.drain_nowait()
-                    if item is not DONE and not isinstance(item, DoneFailed)
-                ]
-            )
+            core.keep_buffered(_parts_only(queue.drain_nowait()))
         if link.queue is not None:
             link.queue.close()  # the turn now lives on in the returned state
         error = core.take_capture_error()
@@ -502,6 +528,7 @@ class AgentSession:
             await self._harness_session.do_destroy()
         except Exception:  # destroy never throws (7.4.3)
             pass
+        self._link.stop_running_done()
         if self._owns_sandbox and isinstance(self._sandbox, NetworkSandboxSession):
             try:
                 await self._sandbox.destroy()
@@ -544,6 +571,15 @@ def _turn_options(frozen: FrozenTurn, queue: PartQueue, abort: anyio.Event) -> d
         "model": frozen.settings.model,
         "abort": abort,
     }
+
+
+def _parts_only(items: Sequence[object]) -> list[StreamPart]:
+    """The stream parts among queued items (the end-of-stream markers dropped)."""
+    return [
+        item  # type: ignore[misc]
+        for item in items
+        if item is not DONE and not isinstance(item, DoneFailed)
+    ]
 
 
 def _failed_result(error: BaseException) -> StreamResult:

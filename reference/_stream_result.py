@@ -86,7 +86,7 @@ class StreamResult:
         run: SliceRun,
         *,
         structured: bool = False,
-        abort: anyio.Event | None = None,
+        abort: Callable[[], None] | None = None,
         abort_grace: float = 10.0,
         max_parts: int = MAX_RETAINED_PARTS,
     ) -> None:
@@ -167,7 +167,7 @@ class StreamResult:
         if self._done:
             return
         if self._abort is not None:
-            self._abort.set()
+            self._abort()
         # The slice bounds its own waits after an abort by abort_grace (adapter done(),
         # then its settling); this bound only guards against a bug there.
         with anyio.move_on_after(2 * self._abort_grace + 1):

@@ -12,6 +12,7 @@ their values back.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -47,7 +48,7 @@ from ._effects import (
     json_or_raw,
     jsonable,
 )
-from ._handoff import HandoffSink
+from ._handoff import Flag, HandoffSink
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._tool import ToolExecutionOptions
 from ._turn_machine import CONTEXT_FAILED_OUTPUT, SliceFailed, SliceMachine
@@ -80,6 +81,9 @@ class SliceRunner:
         results: Result continuations to settle before reading.
         stop_when: Stop conditions evaluated between steps.
         abort: Set when the caller aborts the turn.
+        watch_abort: Whether a task watches ``abort`` to wake the reader. Needed for an
+            event the caller set directly; the session's own event is set through a
+            function that also wakes the queue (no watcher task per slice).
         model_id: The turn's model id (``''`` when none).
         abort_grace: Seconds to wait for ``done()`` after an abort before giving up.
         error_log: Where failures are reported (ERROR-012), if anywhere.
@@ -100,6 +104,7 @@ class SliceRunner:
         results: Sequence[ResultContinuation] = (),
         stop_when: Sequence[StopCondition] = (),
         abort: anyio.Event,
+        watch_abort: bool = True,
         model_id: str = "",
         abort_grace: float = 10.0,
         error_log: TextIO | None = None,
@@ -123,18 +128,26 @@ class SliceRunner:
         self.suspend_adapter = harness_session_suspend
         self.stop_when = list(stop_when)
         self.abort = abort
+        self.watch_abort = watch_abort
         self.abort_grace = abort_grace
         self.error_log = error_log
         self.running_executions = 0
-        self.executions_idle = anyio.Event()
-        self.executions_idle.set()
+        self.executions_idle = Flag(True)
         self.deferred_failure: BaseException | None = None
+        # Entered when a slice first needs it (a background execution or the abort
+        # watcher), on the slice's exit stack: most slices never start a task.
         self.task_group: anyio.abc.TaskGroup | None = None
+        self.task_groups: contextlib.AsyncExitStack | None = None
         # done(): entered once, in a detached task (see run)
         self.done_scope = anyio.CancelScope()
         self.done_entered = False
-        self.done_settled = anyio.Event()
+        self.done_settled = Flag()
         self.grace_spent = False
+        #: Set when the slice paused for host input with done() still running: done()
+        #: goes on (the adapter's turn does, as upstream's), what it emits stays queued
+        #: for the next slice, and its end posts nothing. The session stops it when the
+        #: turn continues, is captured or ends.
+        self.done_outlives_slice = False
 
     # -- the slice -------------------------------------------------------------------------
 
@@ -144,12 +157,13 @@ class SliceRunner:
         ``done()`` runs in a detached task, entered once: an adapter whose ``done()``
         ignores cancellation cannot hold the slice past its deadline and ``abort_grace``.
         """
-        abort_scope = anyio.CancelScope()
+        abort_scope = anyio.CancelScope() if self.watch_abort else None
         spawn_detached(self._watch_done)
         try:
-            async with anyio.create_task_group() as task_group:
-                self.task_group = task_group
-                task_group.start_soon(self._watch_abort, abort_scope)
+            async with contextlib.AsyncExitStack() as task_groups:
+                self.task_groups = task_groups
+                if abort_scope is not None:
+                    (await self._task_group()).start_soon(self._watch_abort, abort_scope)
                 try:
                     await self._perform(self.machine.settle_continuations())
                     if not self.machine.outcome.paused:
@@ -159,13 +173,18 @@ class SliceRunner:
                 except Exception as error:  # a bug in a tool or callback, never lose it
                     await self._fail_after_join(error)
                 finally:
-                    abort_scope.cancel()
+                    if abort_scope is not None:
+                        abort_scope.cancel()
         finally:
-            self.task_group = None
-        # Ended normally: stop done() (a pause or suspension leaves it waiting) and give
-        # it the grace period to settle, unless that grace was already spent waiting.
-        # (anyio formats a reason string on every cancel(): skip it when done() settled.)
+            self.task_group = self.task_groups = None
+        # Ended normally: a pause leaves done() running; otherwise stop it (a suspension
+        # leaves it waiting) and give it the grace period to settle, unless that grace
+        # was already spent waiting. (anyio formats a reason string on every cancel():
+        # skip it when done() settled.)
         if not self.done_settled.is_set():
+            if self.machine.outcome.paused and not self.abort.is_set():
+                self.done_outlives_slice = True
+                return self.machine.outcome
             self.done_scope.cancel()
             with anyio.move_on_after(0 if self.grace_spent else self.abort_grace):
                 await self.done_settled.wait()
@@ -237,13 +256,13 @@ class SliceRunner:
                 case Emit():
                     await self.sink(effect.part)
                 case Submit(background=True):
-                    self._in_background(self._submit_task, effect)
+                    await self._in_background(self._submit_task, effect)
                 case Submit():
                     await self._submit(
                         effect.tool_call_id, effect.output, effect.is_error, effect.tool_result
                     )
                 case Execute(background=True):
-                    self._in_background(self._execution_task, effect)
+                    await self._in_background(self._execution_task, effect)
                 case Execute():
                     value = await self._execute_and_submit(effect)
                 case SubmitApproval():
@@ -276,11 +295,22 @@ class SliceRunner:
                 try:
                     await self.control.done()
                 except Exception as error:
-                    self.queue.finish(DoneFailed(error))
+                    if self.done_outlives_slice:
+                        self._report(error)  # no slice reads this control any more
+                    else:
+                        self.queue.finish(DoneFailed(error))
                 else:
-                    self.queue.finish(DONE)
+                    if not self.done_outlives_slice:
+                        self.queue.finish(DONE)
         finally:
             self.done_settled.set()
+
+    async def _task_group(self) -> anyio.abc.TaskGroup:
+        """The slice's task group, entered on first use (on the slice's exit stack)."""
+        if self.task_group is None:
+            assert self.task_groups is not None, "task groups exist while the slice runs"
+            self.task_group = await self.task_groups.enter_async_context(anyio.create_task_group())
+        return self.task_group
 
     async def _watch_abort(self, scope: anyio.CancelScope) -> None:
         with scope:
@@ -289,7 +319,7 @@ class SliceRunner:
 
     async def _next(self, *, translate: bool = False) -> QueueItem:
         # One read per part, no per-part task group: an abort wakes the reader through
-        # the queue (see _watch_abort). With ``translate``, deltas the adapter emits while
+        # the queue (the session's abort function, or _watch_abort). With ``translate``, deltas the adapter emits while
         # the reader waits are handled inside emit (one hand-off per part, not two).
         while not self.abort.is_set():
             if translate and self.sink_now is not None:
@@ -358,12 +388,12 @@ class SliceRunner:
 
     # -- host executions and submissions ---------------------------------------------------
 
-    def _in_background(self, task: Callable[[Any], Awaitable[None]], effect: Any) -> None:
-        assert self.task_group is not None
+    async def _in_background(self, task: Callable[[Any], Awaitable[None]], effect: Any) -> None:
+        task_group = await self._task_group()
         if self.running_executions == 0:
-            self.executions_idle = anyio.Event()
+            self.executions_idle = Flag()
         self.running_executions += 1
-        self.task_group.start_soon(self._background, task, effect)
+        task_group.start_soon(self._background, task, effect)
 
     async def _background(self, task: Callable[[Any], Awaitable[None]], effect: Any) -> None:
         try:

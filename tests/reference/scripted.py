@@ -57,6 +57,18 @@ class Hang:
     """Block until aborted."""
 
 
+@dataclass(frozen=True)
+class Delay:
+    """Sleep ``seconds`` (a part emitted after it comes many scheduling rounds later)."""
+
+    seconds: float
+
+    #: Set once ``done()`` has gone past this step.
+    passed: anyio.Event = field(default_factory=anyio.Event, compare=False)
+    #: Set when ``done()`` was cancelled during the sleep.
+    cancelled: anyio.Event = field(default_factory=anyio.Event, compare=False)
+
+
 Step = Any
 
 
@@ -215,6 +227,15 @@ class _Control:
                     continue
                 if isinstance(step, Hang):
                     await anyio.sleep_forever()
+                if isinstance(step, Delay):
+                    try:
+                        await anyio.sleep(step.seconds)
+                    except anyio.get_cancelled_exc_class():
+                        step.cancelled.set()
+                        raise
+                    step.passed.set()
+                    turn.cursor += 1
+                    continue
                 turn.cursor += 1
                 if isinstance(step, Fail):
                     raise step.error

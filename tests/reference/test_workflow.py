@@ -578,6 +578,7 @@ class _IdleClock:
     def __init__(self, agent: _SessionSpy) -> None:
         self.agent = agent
         self.fired = False
+        self.fired_event = anyio.Event()
 
     def now(self) -> float:
         return 0.0
@@ -588,6 +589,24 @@ class _IdleClock:
             while not self.agent.opened or self.agent.opened[-1].has_unfinished_turn():
                 await anyio.lowlevel.checkpoint()
         self.fired = True
+        self.fired_event.set()
+
+
+class _StepAfterBudget(PartCollector):
+    """Holds the first ``finish-step`` until the budget ran out. The slice runs on (it is
+    eager) and ends the turn, while its reader has not reached ``finish``: the window
+    always exists, however many scheduler rounds it would last on its own (that depends on
+    the backend's task order)."""
+
+    def __init__(self, clock: _IdleClock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    async def write(self, part: ConsumerPart) -> None:
+        if part.type == "finish-step" and not self.clock.fired:
+            with anyio.fail_after(10):
+                await self.clock.fired_event.wait()
+        await super().write(part)
 
 
 async def test_a_budget_running_out_after_the_turn_ended_is_not_a_failure(
@@ -601,7 +620,7 @@ async def test_a_budget_running_out_after_the_turn_ended_is_not_a_failure(
     )
     agent.opened = []
     clock = _IdleClock(agent)
-    writer = PartCollector()
+    writer = _StepAfterBudget(clock)
     state = await run_time_slice(
         agent,
         create_workflow_state("idle-race", prompt="go"),
