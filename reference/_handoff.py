@@ -27,6 +27,10 @@ T = TypeVar("T")
 #: The running asyncio loop, ``None`` outside asyncio (the C accessor; no exception).
 _running_asyncio_loop = asyncio._get_running_loop
 
+#: ``trio.lowlevel``, once a signal was first waited for under trio (not imported here:
+#: trio is an optional backend).
+_trio_lowlevel: Any = None
+
 
 class Signal:
     """Wakes the tasks waiting in :meth:`wait` when :meth:`fire` is called.
@@ -51,7 +55,7 @@ class Signal:
         if waiters:
             self._waiters = None
             if self._trio:
-                reschedule = sys.modules["trio"].lowlevel.reschedule
+                reschedule = _trio_lowlevel.reschedule
                 for task in waiters:
                     reschedule(task)
                 return
@@ -79,7 +83,10 @@ class Signal:
             raise
 
     async def _wait_trio(self, waiters: list[Any]) -> None:
-        lowlevel = sys.modules["trio"].lowlevel
+        global _trio_lowlevel
+        lowlevel = _trio_lowlevel
+        if lowlevel is None:
+            lowlevel = _trio_lowlevel = sys.modules["trio"].lowlevel
         task = lowlevel.current_task()
         waiters.append(task)
 
