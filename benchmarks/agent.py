@@ -98,22 +98,6 @@ FINDINGS = (
         "same pattern.",
     ),
     (
-        "harness_testkit.reference._turn:SliceRunner.run",
-        "task_group.start_soon(self._watch_abort",
-        "Per-turn cost (short turns, sessions): SliceRunner.run opens a task group per slice "
-        "only to run the abort watcher (_watch_abort), cancels its scope at the end (anyio's "
-        "CancelScope.cancel() formats the current task's repr into a reason string on every "
-        "call). "
-        "Measured on a patched copy (no task group or watcher; the wait only while done() "
-        "is unsettled): short turns 1.37x to 1.46x less CPU per turn, 1,000 sessions 1.12x "
-        "to 1.19x. Proposed for the turn driver: wake the queue from the abort itself "
-        "(no watcher task), open a task group only for host executions, and skip the "
-        "bounded wait when done() already settled (done now). A first try at waking the "
-        "reader from the abort event itself (an anyio.Event subclass calling listeners, "
-        "commit d06d11d) made the real Claude Code adapter's approval machine hang at "
-        "standard and was reverted; not diagnosed.",
-    ),
-    (
         "harness_testkit.reference._turn_machine:SliceMachine._close_step",
         "ConsumerFinishStepPart(",
         "Tool-heavy, per step: the parse fast path takes plain tool calls and finish parts, "
