@@ -618,30 +618,56 @@ _TOOL_RESULT: _Flat = {
     "preliminary": ("preliminary", bool, False),
     "dynamic": ("dynamic", bool, False),
 }
-_FLAT_PARTS: dict[str, tuple[type[WireModel], _Flat, dict[str, Any], int]] = {
-    kind: (model, table, dict.fromkeys(model.model_fields), sum(e[2] for e in table.values()))
-    for kind, model, table in (
-        ("tool-call", ToolCallPart, _TOOL_CALL),
-        ("tool-result", ToolResultPart, _TOOL_RESULT),
-    )
+
+
+class _FlatShape:
+    """How the fast path builds one flat part type: its fields by wire name, each with
+    its bit in a mask of the fields given, and the fields set of each mask seen (one set
+    shared by every part of a shape: a set is a tracked object the garbage collector
+    visits for as long as the part lives; at most one per combination of the fields)."""
+
+    __slots__ = ("fields", "model", "names", "required", "sets", "template")
+
+    def __init__(self, model: type[WireModel], fields: _Flat) -> None:
+        self.model = model
+        self.names = tuple(model.model_fields)
+        bits = {name: 1 << index for index, name in enumerate(self.names)}
+        self.fields = {wire: (*entry, bits[entry[0]]) for wire, entry in fields.items()}
+        self.template = dict.fromkeys(self.names)
+        self.required = sum(entry[2] for entry in fields.values())
+        self.sets: dict[int, set[str]] = {}
+
+    def fields_set(self, mask: int) -> set[str]:
+        given = self.sets.get(mask)
+        if given is None:
+            names = self.names
+            given = {names[index] for index in range(len(names)) if mask >> index & 1}
+            self.sets[mask] = given
+        return given
+
+
+_FLAT_PARTS = {
+    "tool-call": _FlatShape(ToolCallPart, _TOOL_CALL),
+    "tool-result": _FlatShape(ToolResultPart, _TOOL_RESULT),
 }
 
 
 def _plain_flat(obj: dict[str, Any], kind: str) -> WireModel | None:
     """A ``tool-call`` or ``tool-result`` of plain fields only (no metadata, no call
     count; a tool result's ``result`` plain JSON)."""
-    model, table, template, needed = _FLAT_PARTS[kind]
-    values = template.copy()
+    shape = _FLAT_PARTS[kind]
+    fields = shape.fields
+    values = shape.template.copy()
     values["type"] = kind
-    given = {"type"}
+    mask = 1  # ``type``, the first field
     required = 0
     for key, value in obj.items():
         if key == "type":
             continue
-        entry = table.get(key)
+        entry = fields.get(key)
         if entry is None:
             return None
-        name, expected, is_required = entry
+        name, expected, is_required, bit = entry
         if expected is None:
             value = _plain_json(value, 1)
             if value is _NOT_PLAIN:
@@ -649,11 +675,11 @@ def _plain_flat(obj: dict[str, Any], kind: str) -> WireModel | None:
         elif type(value) is not expected and (is_required or value is not None):
             return None
         values[name] = value
-        given.add(name)
+        mask |= bit
         required += is_required
-    if required != needed:
+    if required != shape.required:
         return None
-    return model.from_trusted(values, given)
+    return shape.model.from_trusted(values, shape.fields_set(mask))
 
 
 _Plain: TypeAlias = Callable[[dict[str, Any], str], WireModel | None]
