@@ -8,12 +8,13 @@ part is forwarded, held or suppressed; these functions only say what it becomes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from harness_testkit.spec import (
     BuiltinTool,
     CompactionPart,
+    ConsumerFinishStepPart,
     ConsumerPart,
     ConsumerRawPart,
     ConsumerReasoningDeltaPart,
@@ -26,10 +27,13 @@ from harness_testkit.spec import (
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
     FileChangePart,
+    FinishReason,
+    LanguageModelUsage,
     RawPart,
     ReasoningDeltaPart,
     ReasoningEndPart,
     ReasoningStartPart,
+    StepResponse,
     StreamPart,
     TextDeltaPart,
     TextEndPart,
@@ -47,6 +51,7 @@ __all__ = [
     "consumer_call",
     "consumer_delta",
     "file_change_parts",
+    "finish_step_part",
     "harness_outcome",
     "host_outcome",
     "text_like_part",
@@ -59,9 +64,17 @@ M = TypeVar("M", bound=WireModel)
 _DEFAULTS: dict[type[WireModel], dict[str, Any]] = {}
 
 
+#: The fields set of each call of :func:`_built`, by its given names (one set per call
+#: site, shared by its instances: a set is a tracked object the garbage collector would
+#: otherwise visit once per part for as long as the part lives).
+_FIELDS_SETS: dict[tuple[str, ...], set[str]] = {}
+
+
 def _built(model: type[M], given: dict[str, Any]) -> M:
     """``model(**given)`` for values taken from validated parts (or of ``Any`` fields),
-    without validating them again; the other fields take their defaults."""
+    without validating them again; the other fields take their defaults.
+    ``given`` names fields by literal names at each call site (its keys select a shared
+    fields set)."""
     defaults = _DEFAULTS.get(model)
     if defaults is None:
         defaults = {}
@@ -71,7 +84,11 @@ def _built(model: type[M], given: dict[str, Any]) -> M:
         _DEFAULTS[model] = defaults
     values = defaults.copy()
     values.update(given)
-    return model.from_trusted(values, set(given))
+    names = tuple(given)
+    fields = _FIELDS_SETS.get(names)
+    if fields is None:
+        fields = _FIELDS_SETS[names] = set(names)
+    return model.from_trusted(values, fields)
 
 
 #: The fields a consumer delta is constructed with (one set shared by every delta).
@@ -148,6 +165,51 @@ def consumer_call(
             "error": parsed.error,
         },
     )
+
+
+#: The fields a consumer ``finish-step`` and its response are constructed with, and the
+#: default factories of the others (called per part, as the constructor calls them).
+_RESPONSE_FIELDS = {"id", "timestamp", "model_id"}
+_FINISH_STEP_FIELDS = {"response", "usage", "finish_reason", "raw_finish_reason"}
+_FINISH_STEP_FIELDS.add("provider_metadata")
+_new_messages = cast(Callable[[], Any], StepResponse.model_fields["messages"].default_factory)
+_new_performance = cast(
+    Callable[[], Any], ConsumerFinishStepPart.model_fields["performance"].default_factory
+)
+
+
+def finish_step_part(
+    response_id: str,
+    timestamp: str,
+    model_id: str,
+    usage: LanguageModelUsage,
+    reason: FinishReason,
+    metadata: Any,
+) -> ConsumerFinishStepPart:
+    """The consumer ``finish-step`` of a step, from validated values (``usage`` already a
+    consumer usage). Metadata, when given, goes through the constructor, which copies it
+    (the consumer part never shares the harness part's dicts)."""
+    values = {"id": response_id, "timestamp": timestamp, "model_id": model_id}
+    values["messages"] = _new_messages()
+    response = StepResponse.from_trusted(values, _RESPONSE_FIELDS)
+    if metadata is not None:
+        return ConsumerFinishStepPart(
+            response=response,
+            usage=usage,
+            finish_reason=reason.unified,
+            raw_finish_reason=reason.raw,
+            provider_metadata=metadata,
+        )
+    part = {
+        "type": "finish-step",
+        "response": response,
+        "usage": usage,
+        "finish_reason": reason.unified,
+        "raw_finish_reason": reason.raw,
+        "provider_metadata": None,
+        "performance": _new_performance(),
+    }
+    return ConsumerFinishStepPart.from_trusted(part, _FINISH_STEP_FIELDS)
 
 
 def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str) -> ConsumerPart:

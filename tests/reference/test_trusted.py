@@ -1,6 +1,6 @@
 """Models the agent builds from validated values without re-validating them (``from_trusted``)
-equal, dump, repr and copy as the constructor's: usages, block boundaries, tool calls and
-tool outcomes."""
+equal, dump, repr and copy as the constructor's: usages, block boundaries, tool calls,
+tool outcomes and the consumer ``finish-step``."""
 
 from __future__ import annotations
 
@@ -13,8 +13,14 @@ from harness_testkit.reference import tool
 from harness_testkit.reference._results import add_usage, normalize_usage
 from harness_testkit.reference._strip import strip_value
 from harness_testkit.reference._tool import parse_tool_call_input
-from harness_testkit.reference._translate import consumer_call, harness_outcome, text_like_part
+from harness_testkit.reference._translate import (
+    consumer_call,
+    finish_step_part,
+    harness_outcome,
+    text_like_part,
+)
 from harness_testkit.spec import (
+    ConsumerFinishStepPart,
     ConsumerReasoningEndPart,
     ConsumerReasoningStartPart,
     ConsumerTextEndPart,
@@ -22,9 +28,11 @@ from harness_testkit.spec import (
     ConsumerToolCallPart,
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
+    FinishReason,
     InputTokenDetails,
     LanguageModelUsage,
     OutputTokenDetails,
+    StepResponse,
     TextStartPart,
     ToolCallPart,
     ToolResultPart,
@@ -249,3 +257,39 @@ def test_consumer_calls_are_the_constructors(
     _assert_same(
         built.model_copy(update={"error": None}), expected.model_copy(update={"error": None})
     )
+
+
+@given(
+    usage=_USAGES,
+    unified=st.sampled_from(["stop", "tool-calls", "length", "other"]),
+    raw=st.one_of(st.none(), st.text(max_size=4)),
+    model_id=st.sampled_from(["", "model-1"]),
+    metadata=st.one_of(st.none(), st.just({"h": {"k": [1, {"n": None}]}})),
+)
+def test_finish_step_parts_are_the_constructors(
+    usage: Usage,
+    unified: str,
+    raw: str | None,
+    model_id: str,
+    metadata: dict[str, Any] | None,
+) -> None:
+    reason = FinishReason.model_validate({"unified": unified, "raw": raw})
+    consumer_usage = normalize_usage(usage)
+    timestamp = "2026-01-01T00:00:00+00:00"
+    built = finish_step_part("call-3", timestamp, model_id, consumer_usage, reason, metadata)
+    expected = ConsumerFinishStepPart(
+        response=StepResponse(id="call-3", timestamp=timestamp, model_id=model_id),
+        usage=consumer_usage,
+        finish_reason=reason.unified,
+        raw_finish_reason=reason.raw,
+        provider_metadata=metadata,
+    )
+    _assert_same(built, expected)
+    _assert_same(built.response, expected.response)
+    # Fresh mutable defaults per part, as the constructor makes them.
+    other = finish_step_part("call-4", timestamp, model_id, consumer_usage, reason, metadata)
+    assert other.response.messages is not built.response.messages
+    assert other.performance is not built.performance
+    assert other.performance["toolExecutionMs"] is not built.performance["toolExecutionMs"]
+    if metadata is not None:
+        assert built.provider_metadata is not metadata  # copied, as the constructor copies
