@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from harness_testkit.reference import tool
 from harness_testkit.reference._results import add_usage, normalize_usage
-from harness_testkit.reference._strip import strip_value
+from harness_testkit.reference._strip import strip_value, strip_work_dir
 from harness_testkit.reference._tool import parse_tool_call_input
 from harness_testkit.reference._translate import (
     consumer_call,
@@ -293,3 +293,62 @@ def test_finish_step_parts_are_the_constructors(
     assert other.performance["toolExecutionMs"] is not built.performance["toolExecutionMs"]
     if metadata is not None:
         assert built.provider_metadata is not metadata  # copied, as the constructor copies
+
+
+def _strip_reference(value: Any, work_dir: str) -> Any:
+    """strip_value as first written: every nested string stripped, containers rebuilt."""
+    if not work_dir:
+        return value
+    if isinstance(value, str):
+        return strip_work_dir(value, work_dir)
+    if isinstance(value, list):
+        return [_strip_reference(item, work_dir) for item in value]
+    if isinstance(value, dict):
+        return {key: _strip_reference(item, work_dir) for key, item in value.items()}
+    return value
+
+
+class _Name(str):
+    """A ``str`` subclass (stripped like a string)."""
+
+
+class _Items(list[Any]):
+    """A ``list`` subclass (rebuilt as a plain list)."""
+
+
+_STRIPPED_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.sampled_from(["/w", "/w/a.py", "cd /w && ls", "/w-old", "x", "", "'/w'"]),
+    st.builds(_Name, st.sampled_from(["/w/b", "plain"])),
+)
+_STRIPPED_TREES = st.recursive(
+    _STRIPPED_LEAVES,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.builds(_Items, st.lists(children, max_size=2)),
+        st.dictionaries(st.text(max_size=2), children, max_size=3),
+        st.tuples(children),
+    ),
+    max_leaves=10,
+)
+
+
+def _types(value: Any) -> Any:
+    if isinstance(value, dict):
+        return (type(value), {key: _types(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return (type(value), [_types(item) for item in value])
+    return type(value)
+
+
+@given(value=_STRIPPED_TREES, work_dir=st.sampled_from(["/w", ""]))
+def test_stripped_values_are_the_plain_definitions(value: Any, work_dir: str) -> None:
+    stripped = strip_value(value, work_dir)
+    expected = _strip_reference(value, work_dir)
+    assert stripped == expected
+    assert _types(stripped) == _types(expected)  # the same container and string types
+    if work_dir and isinstance(value, list | dict):
+        assert stripped is not value  # a new container, as before
