@@ -9,7 +9,7 @@ part is forwarded, held or suppressed; these functions only say what it becomes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from harness_testkit.spec import (
     BuiltinTool,
@@ -60,35 +60,58 @@ __all__ = [
 
 M = TypeVar("M", bound=WireModel)
 
-#: Every field's default, by model (for :func:`_built`).
-_DEFAULTS: dict[type[WireModel], dict[str, Any]] = {}
 
+class _Built(Generic[M]):
+    """Builds ``model`` as ``model(**given)`` would, from values taken from validated parts
+    (or of ``Any`` fields), without validating them again; the other fields take their
+    defaults. Every call gives exactly the fields named here (one fields set shared by
+    the instances: a set is a tracked object the garbage collector would otherwise visit
+    once per part for as long as the part lives)."""
 
-#: The fields set of each call of :func:`_built`, by its given names (one set per call
-#: site, shared by its instances: a set is a tracked object the garbage collector would
-#: otherwise visit once per part for as long as the part lives).
-_FIELDS_SETS: dict[tuple[str, ...], set[str]] = {}
+    __slots__ = ("defaults", "fields", "model")
 
-
-def _built(model: type[M], given: dict[str, Any]) -> M:
-    """``model(**given)`` for values taken from validated parts (or of ``Any`` fields),
-    without validating them again; the other fields take their defaults.
-    ``given`` names fields by literal names at each call site (its keys select a shared
-    fields set)."""
-    defaults = _DEFAULTS.get(model)
-    if defaults is None:
-        defaults = {}
+    def __init__(self, model: type[M], *names: str) -> None:
+        self.model = model
+        self.fields = set(names)
+        self.defaults: dict[str, Any] = {}
         for name, info in model.model_fields.items():
             assert info.default_factory is None, f"{model.__name__}.{name} has a factory"
-            defaults[name] = info.default
-        _DEFAULTS[model] = defaults
-    values = defaults.copy()
-    values.update(given)
-    names = tuple(given)
-    fields = _FIELDS_SETS.get(names)
-    if fields is None:
-        fields = _FIELDS_SETS[names] = set(names)
-    return model.from_trusted(values, fields)
+            self.defaults[name] = info.default
+        assert self.fields <= set(self.defaults), f"{model.__name__}: {names}"
+
+    def __call__(self, given: dict[str, Any]) -> M:
+        return self.model.from_trusted({**self.defaults, **given}, self.fields)
+
+
+_tool_call = _Built(
+    ConsumerToolCallPart,
+    "tool_call_id",
+    "tool_name",
+    "input",
+    "provider_executed",
+    "dynamic",
+    "provider_metadata",
+    "invalid",
+    "error",
+)
+_tool_error = _Built(
+    ConsumerToolErrorPart,
+    "tool_call_id",
+    "tool_name",
+    "error",
+    "provider_executed",
+    "dynamic",
+    "provider_metadata",
+)
+_tool_result = _Built(
+    ConsumerToolResultPart,
+    "tool_call_id",
+    "tool_name",
+    "output",
+    "preliminary",
+    "dynamic",
+    "provider_metadata",
+)
 
 
 #: The fields a consumer delta is constructed with (one set shared by every delta).
@@ -152,8 +175,7 @@ def consumer_call(
         provider_executed=part.provider_executed,
         dynamic=part.dynamic,
     )
-    return _built(
-        ConsumerToolCallPart,
+    return _tool_call(
         {
             "tool_call_id": part.tool_call_id,
             "tool_name": part.tool_name,
@@ -217,8 +239,7 @@ def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str
     else a ``tool-result`` (the value with the work dir stripped)."""
     value = strip_value(part.result, work_dir)
     if part.is_error is True and provider_executed:
-        return _built(
-            ConsumerToolErrorPart,
+        return _tool_error(
             {
                 "tool_call_id": part.tool_call_id,
                 "tool_name": part.tool_name,
@@ -228,8 +249,7 @@ def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str
                 "provider_metadata": part.provider_metadata,
             },
         )
-    return _built(
-        ConsumerToolResultPart,
+    return _tool_result(
         {
             "tool_call_id": part.tool_call_id,
             "tool_name": part.tool_name,

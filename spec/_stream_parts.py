@@ -497,6 +497,13 @@ _FINISH_FIELDS: dict[str, tuple[type[WireModel], str, str, set[str]]] = {
 }
 
 
+#: Finish reasons built so far, by (unified, raw, raw given): a runtime uses a handful,
+#: and a frozen model of two strings can be shared. Emptied when it grows past
+#: :data:`_REASONS_KEPT` (raw reasons are the runtime's own strings).
+_REASONS: dict[tuple[str, str | None, bool], FinishReason] = {}
+_REASONS_KEPT = 64
+
+
 def _plain_reason(obj: object) -> FinishReason | None:
     """A plain ``{"unified": <reason>[, "raw": str | None]}``, else ``None``."""
     if type(obj) is not dict:
@@ -504,14 +511,21 @@ def _plain_reason(obj: object) -> FinishReason | None:
     unified = obj.get("unified")
     if type(unified) is not str or unified not in _FINISH_REASONS:
         return None
-    if "raw" in obj:
-        raw = obj["raw"]
-        if len(obj) != 2 or (raw is not None and type(raw) is not str):
+    size = len(obj)
+    raw = obj.get("raw")
+    if size == 2:
+        if "raw" not in obj or (raw is not None and type(raw) is not str):
             return None
-        return FinishReason.from_trusted({"unified": unified, "raw": raw}, _REASON_RAW_FIELDS)
-    if len(obj) != 1:
+    elif size != 1:
         return None
-    return FinishReason.from_trusted({"unified": unified, "raw": None}, _REASON_FIELDS)
+    key = (unified, raw, size == 2)
+    reason = _REASONS.get(key)
+    if reason is None:
+        if len(_REASONS) >= _REASONS_KEPT:
+            _REASONS.clear()
+        fields = _REASON_RAW_FIELDS if size == 2 else _REASON_FIELDS
+        reason = _REASONS[key] = FinishReason.from_trusted({"unified": unified, "raw": raw}, fields)
+    return reason
 
 
 def _plain_tokens(obj: object, model: type[M], names: dict[str, str]) -> M | None:
