@@ -528,22 +528,45 @@ def _plain_reason(obj: object) -> FinishReason | None:
     return reason
 
 
-def _plain_tokens(obj: object, model: type[M], names: dict[str, str]) -> M | None:
+class _Tokens:
+    """How the fast path builds one token count model: its fields by wire name, each with
+    its bit in a mask of the fields given, and the fields set of each mask (shared)."""
+
+    __slots__ = ("fields", "model", "names", "sets", "template")
+
+    def __init__(self, model: type[WireModel], names: dict[str, str]) -> None:
+        self.model = model
+        self.names = tuple(names.values())
+        self.fields = {wire: (name, 1 << index) for index, (wire, name) in enumerate(names.items())}
+        self.template = dict.fromkeys(self.names)
+        self.sets = {
+            mask: {name for index, name in enumerate(self.names) if mask >> index & 1}
+            for mask in range(1 << len(self.names))
+        }
+
+
+_INPUT_SHAPE = _Tokens(InputTokens, _INPUT_TOKENS)
+_OUTPUT_SHAPE = _Tokens(OutputTokens, _OUTPUT_TOKENS)
+
+
+def _plain_tokens(obj: object, shape: _Tokens) -> WireModel | None:
     """Plain token counts (safe ``int`` or ``None`` under known wire names), else ``None``."""
     if type(obj) is not dict:
         return None
-    values: dict[str, Any] = dict.fromkeys(names.values())
-    given: set[str] = set()
+    fields = shape.fields
+    values = shape.template.copy()
+    mask = 0
     for key, value in obj.items():
-        name = names.get(key)
-        if name is None or (
+        entry = fields.get(key)
+        if entry is None or (
             value is not None
             and (type(value) is not int or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
         ):
             return None
+        name, bit = entry
         values[name] = value
-        given.add(name)
-    return model.from_trusted(values, given)
+        mask |= bit
+    return shape.model.from_trusted(values, shape.sets[mask])
 
 
 def _plain_finish(obj: dict[str, Any], kind: str) -> WireModel | None:
@@ -558,10 +581,10 @@ def _plain_finish(obj: dict[str, Any], kind: str) -> WireModel | None:
     reason = _plain_reason(obj.get("finishReason"))
     if reason is None:
         return None
-    inputs = _plain_tokens(usage.get("inputTokens"), InputTokens, _INPUT_TOKENS)
+    inputs = _plain_tokens(usage.get("inputTokens"), _INPUT_SHAPE)
     if inputs is None:
         return None
-    outputs = _plain_tokens(usage.get("outputTokens"), OutputTokens, _OUTPUT_TOKENS)
+    outputs = _plain_tokens(usage.get("outputTokens"), _OUTPUT_SHAPE)
     if outputs is None:
         return None
     counts = {"input_tokens": inputs, "output_tokens": outputs, "raw": None}
