@@ -4,6 +4,10 @@ There are 19 variants, discriminated on ``type``: the 16 of the original contrac
 ``tool-input-start``, ``tool-input-delta`` and ``tool-input-end``. Field names on the wire
 are camelCase (``toolCallId``, ``harnessMetadata``, ``providerExecuted``,
 ``tokensBefore``); Python code uses snake_case names.
+
+One idea: the part vocabulary and its one way in, :func:`parse_stream_part`. Its fast
+path builds these models directly (``from_trusted``, fields in declaration order) and
+must accept exactly what the validator accepts, so it stays beside the models it builds.
 """
 
 from __future__ import annotations
