@@ -44,15 +44,44 @@ def strip_work_dir(text: str, work_dir: str) -> str:
 
 
 def strip_value(value: Any, work_dir: str) -> Any:
-    """Strip every string nested in a JSON-like value (dicts, lists, strings)."""
+    """Strip every string nested in a JSON-like value (dicts, lists, strings).
+
+    Dicts and lists (subclasses included) come back as new plain ones; other values as
+    they are.
+    """
     if not work_dir:
         return value
+    return _strip(value, work_dir)
+
+
+#: Values :func:`_strip` returns as they are without a call (exact types).
+_KEPT = frozenset({int, float, bool, type(None)})
+
+
+def _strip(value: Any, work_dir: str) -> Any:
+    kind = type(value)
+    if kind is dict:
+        # The common items (numbers, strings without the work dir) are decided inline:
+        # a JSON result has many of them, and a call each is most of the cost.
+        return {
+            key: item
+            if type(item) in _KEPT or (type(item) is str and work_dir not in item)
+            else _strip(item, work_dir)
+            for key, item in value.items()
+        }
+    if kind is list:
+        return [
+            item
+            if type(item) in _KEPT or (type(item) is str and work_dir not in item)
+            else _strip(item, work_dir)
+            for item in value
+        ]
     if isinstance(value, str):
         return strip_work_dir(value, work_dir)
     if isinstance(value, list):
-        return [strip_value(item, work_dir) for item in value]
+        return [_strip(item, work_dir) for item in value]
     if isinstance(value, dict):
-        return {key: strip_value(item, work_dir) for key, item in value.items()}
+        return {key: _strip(item, work_dir) for key, item in value.items()}
     return value
 
 

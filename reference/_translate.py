@@ -8,12 +8,13 @@ part is forwarded, held or suppressed; these functions only say what it becomes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar, cast
 
 from harness_testkit.spec import (
     BuiltinTool,
     CompactionPart,
+    ConsumerFinishStepPart,
     ConsumerPart,
     ConsumerRawPart,
     ConsumerReasoningDeltaPart,
@@ -26,10 +27,13 @@ from harness_testkit.spec import (
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
     FileChangePart,
+    FinishReason,
+    LanguageModelUsage,
     RawPart,
     ReasoningDeltaPart,
     ReasoningEndPart,
     ReasoningStartPart,
+    StepResponse,
     StreamPart,
     TextDeltaPart,
     TextEndPart,
@@ -47,6 +51,7 @@ __all__ = [
     "consumer_call",
     "consumer_delta",
     "file_change_parts",
+    "finish_step_part",
     "harness_outcome",
     "host_outcome",
     "text_like_part",
@@ -55,23 +60,58 @@ __all__ = [
 
 M = TypeVar("M", bound=WireModel)
 
-#: Every field's default, by model (for :func:`_built`).
-_DEFAULTS: dict[type[WireModel], dict[str, Any]] = {}
 
+class _Built(Generic[M]):
+    """Builds ``model`` as ``model(**given)`` would, from values taken from validated parts
+    (or of ``Any`` fields), without validating them again; the other fields take their
+    defaults. Every call gives exactly the fields named here (one fields set shared by
+    the instances: a set is a tracked object the garbage collector would otherwise visit
+    once per part for as long as the part lives)."""
 
-def _built(model: type[M], given: dict[str, Any]) -> M:
-    """``model(**given)`` for values taken from validated parts (or of ``Any`` fields),
-    without validating them again; the other fields take their defaults."""
-    defaults = _DEFAULTS.get(model)
-    if defaults is None:
-        defaults = {}
+    __slots__ = ("defaults", "fields", "model")
+
+    def __init__(self, model: type[M], *names: str) -> None:
+        self.model = model
+        self.fields = set(names)
+        self.defaults: dict[str, Any] = {}
         for name, info in model.model_fields.items():
             assert info.default_factory is None, f"{model.__name__}.{name} has a factory"
-            defaults[name] = info.default
-        _DEFAULTS[model] = defaults
-    values = defaults.copy()
-    values.update(given)
-    return model.from_trusted(values, set(given))
+            self.defaults[name] = info.default
+        assert self.fields <= set(self.defaults), f"{model.__name__}: {names}"
+
+    def __call__(self, given: dict[str, Any]) -> M:
+        return self.model.from_trusted({**self.defaults, **given}, self.fields)
+
+
+_tool_call = _Built(
+    ConsumerToolCallPart,
+    "tool_call_id",
+    "tool_name",
+    "input",
+    "provider_executed",
+    "dynamic",
+    "provider_metadata",
+    "invalid",
+    "error",
+)
+_tool_error = _Built(
+    ConsumerToolErrorPart,
+    "tool_call_id",
+    "tool_name",
+    "error",
+    "provider_executed",
+    "dynamic",
+    "provider_metadata",
+)
+_tool_result = _Built(
+    ConsumerToolResultPart,
+    "tool_call_id",
+    "tool_name",
+    "output",
+    "preliminary",
+    "dynamic",
+    "provider_metadata",
+)
 
 
 #: The fields a consumer delta is constructed with (one set shared by every delta).
@@ -135,8 +175,7 @@ def consumer_call(
         provider_executed=part.provider_executed,
         dynamic=part.dynamic,
     )
-    return _built(
-        ConsumerToolCallPart,
+    return _tool_call(
         {
             "tool_call_id": part.tool_call_id,
             "tool_name": part.tool_name,
@@ -150,13 +189,57 @@ def consumer_call(
     )
 
 
+#: The fields a consumer ``finish-step`` and its response are constructed with, and the
+#: default factories of the others (called per part, as the constructor calls them).
+_RESPONSE_FIELDS = {"id", "timestamp", "model_id"}
+_FINISH_STEP_FIELDS = {"response", "usage", "finish_reason", "raw_finish_reason"}
+_FINISH_STEP_FIELDS.add("provider_metadata")
+_new_messages = cast(Callable[[], Any], StepResponse.model_fields["messages"].default_factory)
+_new_performance = cast(
+    Callable[[], Any], ConsumerFinishStepPart.model_fields["performance"].default_factory
+)
+
+
+def finish_step_part(
+    response_id: str,
+    timestamp: str,
+    model_id: str,
+    usage: LanguageModelUsage,
+    reason: FinishReason,
+    metadata: Any,
+) -> ConsumerFinishStepPart:
+    """The consumer ``finish-step`` of a step, from validated values (``usage`` already a
+    consumer usage). Metadata, when given, goes through the constructor, which copies it
+    (the consumer part never shares the harness part's dicts)."""
+    values = {"id": response_id, "timestamp": timestamp, "model_id": model_id}
+    values["messages"] = _new_messages()
+    response = StepResponse.from_trusted(values, _RESPONSE_FIELDS)
+    if metadata is not None:
+        return ConsumerFinishStepPart(
+            response=response,
+            usage=usage,
+            finish_reason=reason.unified,
+            raw_finish_reason=reason.raw,
+            provider_metadata=metadata,
+        )
+    part = {
+        "type": "finish-step",
+        "response": response,
+        "usage": usage,
+        "finish_reason": reason.unified,
+        "raw_finish_reason": reason.raw,
+        "provider_metadata": None,
+        "performance": _new_performance(),
+    }
+    return ConsumerFinishStepPart.from_trusted(part, _FINISH_STEP_FIELDS)
+
+
 def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str) -> ConsumerPart:
     """A harness ``tool-result``: a ``tool-error`` for a failed provider-executed call,
     else a ``tool-result`` (the value with the work dir stripped)."""
     value = strip_value(part.result, work_dir)
     if part.is_error is True and provider_executed:
-        return _built(
-            ConsumerToolErrorPart,
+        return _tool_error(
             {
                 "tool_call_id": part.tool_call_id,
                 "tool_name": part.tool_name,
@@ -166,8 +249,7 @@ def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str
                 "provider_metadata": part.provider_metadata,
             },
         )
-    return _built(
-        ConsumerToolResultPart,
+    return _tool_result(
         {
             "tool_call_id": part.tool_call_id,
             "tool_name": part.tool_name,

@@ -34,7 +34,6 @@ from harness_testkit.spec import (
     ConsumerAbortPart,
     ConsumerErrorPart,
     ConsumerFinishPart,
-    ConsumerFinishStepPart,
     ConsumerPart,
     ConsumerStartStepPart,
     ConsumerToolApprovalRequestPart,
@@ -93,6 +92,7 @@ from ._translate import (
     consumer_call,
     consumer_delta,
     file_change_parts,
+    finish_step_part,
     harness_outcome,
     host_outcome,
     text_like_part,
@@ -151,6 +151,9 @@ class SliceMachine:
         approvals: Approval continuations to settle before reading.
         results: Result continuations to settle before reading.
         model_id: The turn's model id (``''`` when none).
+        stop_conditions: Whether the driver evaluates stop conditions between steps; then
+            every ``finish-step`` goes through :meth:`feed` (which tells the driver that a
+            step closed), never through :meth:`quick`.
     """
 
     def __init__(
@@ -161,6 +164,7 @@ class SliceMachine:
         approvals: Sequence[ApprovalContinuation] = (),
         results: Sequence[ResultContinuation] = (),
         model_id: str = "",
+        stop_conditions: bool = True,
     ) -> None:
         frozen = core.frozen
         assert frozen is not None, "a slice needs the turn's frozen settings"
@@ -170,6 +174,7 @@ class SliceMachine:
         self.approvals = list(approvals)
         self.results = list(results)
         self.model_id = model_id
+        self.stop_conditions = stop_conditions
         self.call_id = core.ids()
         self.outcome = SliceOutcome()
         self.work_dir = core.work_dir
@@ -187,6 +192,9 @@ class SliceMachine:
         self.seen_in_step = 0
         #: A host-input pause is due once the step's batch of calls is complete.
         self.pause_requested = False
+        #: A background submission or execution was asked for since the last join: the
+        #: next step boundary must wait for it (a finish-step then takes :meth:`feed`).
+        self.unjoined = False
         # slice state
         self.seen_calls: dict[str, _SeenCall] = {}
         self.builtin_settled: set[str] = set()
@@ -211,10 +219,14 @@ class SliceMachine:
 
         Only parts whose handling never waits and changes no pause or stop decision
         qualify: text and reasoning deltas inside an open step, tool results (held until
-        the step closes) and provider-executed tool calls while no pause is pending. At
-        most two parts come back (``start-step``, the part).
+        the step closes), provider-executed tool calls while no pause is pending, and a
+        ``finish-step`` when nothing happens between steps (see :meth:`_quick_step`). At
+        most two parts come back (``start-step`` and the part, or a held outcome and the
+        consumer ``finish-step``).
         """
         kind = type(part)
+        if kind is FinishStepPart:
+            return self._quick_step(part)  # type: ignore[arg-type]
         if kind is TextDeltaPart or kind is ReasoningDeltaPart:
             if not self.step_open:
                 return None
@@ -242,6 +254,23 @@ class SliceMachine:
         self.step_has_content = True
         self.step_content.add(consumer)
         return out
+
+    def _quick_step(self, part: FinishStepPart) -> list[ConsumerPart] | None:
+        """A ``finish-step`` closes its step at once when :meth:`feed` would do nothing
+        else: no stop condition to evaluate, no execution to join (its ``JOIN`` would not
+        wait), no pause requested (closing the step could make it due), no resumed step
+        to swallow, and at most two parts to forward."""
+        if (
+            self.stop_conditions
+            or self.unjoined
+            or self.pause_requested
+            or self.swallow_next_finish_step
+            or len(self.held) + (not self.step_open) > 1
+        ):
+            return None
+        return self._close_step_parts(
+            part.finish_reason, normalize_usage(part.usage), part.harness_metadata
+        )
 
     # -- part handling -------------------------------------------------------------------
 
@@ -362,6 +391,7 @@ class SliceMachine:
         tool = self.frozen.executable_tools.get(name)
         if tool is None:
             # Inactive, unknown or a built-in name dispatched to the host (4.9).
+            self.unjoined = True
             yield Submit(
                 part.tool_call_id,
                 {"type": "execution-denied", "reason": inactive_tool_reason(name)},
@@ -372,6 +402,7 @@ class SliceMachine:
         if consumer.invalid and tool.execute is not None:
             # Never run (or ask to run) an executor on input that violates its schema
             # (HOSTTOOL-004); the runtime gets the validation error instead.
+            self.unjoined = True
             yield Submit(
                 part.tool_call_id,
                 {"error": error_string(consumer.error)},
@@ -398,6 +429,7 @@ class SliceMachine:
                 ),
                 content=True,
             )
+            self.unjoined = True
             yield Submit(part.tool_call_id, _denied(reason), None, background=True)
             return
         if status == "user-approval":
@@ -422,6 +454,7 @@ class SliceMachine:
         if tool.execute is None:
             self._ask_result(part)
             return
+        self.unjoined = True
         yield Execute(part.tool_call_id, name, part.input, tool, background=True)
 
     def _approval_status(self, name: str) -> tuple[str, str | None]:
@@ -513,17 +546,29 @@ class SliceMachine:
 
     def _flush_held(self) -> Steps[None]:
         """Forward held outcomes: step parts open the step, continuation parts do not."""
+        for part in self._take_held():
+            yield Emit(part)
+
+    def _take_held(self) -> list[ConsumerPart]:
+        """The held outcomes to forward, with the ``start-step`` a step part needs first;
+        step parts become the step's content."""
         held, self.held = self.held, []
+        out: list[ConsumerPart] = []
         for outcome, in_step in held:
             if in_step:
-                yield from self._forward(outcome, content=True)
-            else:
-                yield Emit(outcome)
+                if not self.step_open:
+                    self.step_open = True
+                    out.append(_start_step())
+                self.step_has_content = True
+                self.step_content.add(outcome)
+            out.append(outcome)
+        return out
 
     # -- steps ---------------------------------------------------------------------------
 
     def _finish_step(self, part: FinishStepPart) -> Steps[None]:
         yield JOIN
+        self.unjoined = False
         if self.swallow_next_finish_step:
             # The resumed step was recorded before the pause (5.4.9).
             self.swallow_next_finish_step = False
@@ -543,19 +588,29 @@ class SliceMachine:
         usage: LanguageModelUsage,
         metadata: Metadata | None,
     ) -> Steps[None]:
-        yield from self._flush_held()
-        yield from self._open_step()
+        for part in self._close_step_parts(finish_reason, usage, metadata):
+            yield Emit(part)
+
+    def _close_step_parts(
+        self,
+        finish_reason: FinishReason,
+        usage: LanguageModelUsage,
+        metadata: Metadata | None,
+    ) -> list[ConsumerPart]:
+        """Close the step: record it and return what to forward (held outcomes, the
+        ``start-step`` of a step with nothing forwarded yet, the consumer ``finish-step``)."""
+        out = self._take_held()
+        if not self.step_open:
+            self.step_open = True
+            out.append(_start_step())
         step_number = len(self.outcome.steps)
-        response = ConsumerFinishStepPart(
-            response=StepResponse(
-                id=f"{self.call_id}-{step_number}",
-                timestamp=self.core.clock().isoformat(),
-                model_id=self.model_id,
-            ),
-            usage=usage,
-            finish_reason=finish_reason.unified,
-            raw_finish_reason=finish_reason.raw,
-            provider_metadata=metadata,
+        response = finish_step_part(
+            f"{self.call_id}-{step_number}",
+            self.core.clock().isoformat(),
+            self.model_id,
+            usage,
+            finish_reason,
+            metadata,
         )
         self.outcome.steps.append(
             StepResult(
@@ -572,8 +627,9 @@ class SliceMachine:
                 response=response,
             )
         )
-        yield Emit(response)
+        out.append(response)
         self._reset_step()
+        return out
 
     def _reset_step(self) -> None:
         self.step_open = False
@@ -772,6 +828,7 @@ class SliceMachine:
     def pause(self) -> Steps[None]:
         """Host-input pause (5.3.3): close the step synthetically and finish the result."""
         yield JOIN
+        self.unjoined = False
         if self.step_open or self.step_has_content or self.held:
             yield from self._close_step(
                 FinishReason(unified="tool-calls"), LanguageModelUsage(), None

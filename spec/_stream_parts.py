@@ -4,10 +4,15 @@ There are 19 variants, discriminated on ``type``: the 16 of the original contrac
 ``tool-input-start``, ``tool-input-delta`` and ``tool-input-end``. Field names on the wire
 are camelCase (``toolCallId``, ``harnessMetadata``, ``providerExecuted``,
 ``tokensBefore``); Python code uses snake_case names.
+
+One idea: the part vocabulary and its one way in, :func:`parse_stream_part`. Its fast
+path builds these models directly (``from_trusted``, fields in declaration order) and
+must accept exactly what the validator accepts, so it stays beside the models it builds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Self, TypeAlias, TypeVar, get_args
 
 from pydantic import (
@@ -67,7 +72,13 @@ UnifiedFinishReason: TypeAlias = Literal[
 
 
 _new = object.__new__
-_set = object.__setattr__
+#: The setters of the slots every pydantic model instance has (the descriptors themselves:
+#: about a third cheaper than ``object.__setattr__``, which looks each one up by name).
+_SLOTS = BaseModel.__dict__
+_set_dict = _SLOTS["__dict__"].__set__
+_set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
+_set_extra = _SLOTS["__pydantic_extra__"].__set__
+_set_private = _SLOTS["__pydantic_private__"].__set__
 M = TypeVar("M", bound="WireModel")
 
 
@@ -93,10 +104,10 @@ class WireModel(BaseModel):
         Anything not validated before goes through the constructor instead.
         """
         model = _new(cls)
-        _set(model, "__dict__", values)
-        _set(model, "__pydantic_fields_set__", fields_set)
-        _set(model, "__pydantic_extra__", None)
-        _set(model, "__pydantic_private__", None)
+        _set_dict(model, values)
+        _set_fields_set(model, fields_set)
+        _set_extra(model, None)
+        _set_private(model, None)
         return model
 
 
@@ -413,6 +424,19 @@ STREAM_PART_TYPES: tuple[str, ...] = union_types(StreamPart)
 _STREAM_PART_ADAPTER: TypeAdapter[StreamPart] = TypeAdapter(StreamPart)
 
 
+#: Deepest nesting accepted in one part (its raw values and tool inputs included).
+MAX_PART_DEPTH = 64
+
+# -- the fast path --------------------------------------------------------------------
+#
+# Almost every part of a turn has one of a few plain shapes, which the validator accepts
+# unchanged (or copies, for JSON containers); building the model directly costs a third
+# of validating it or less. Each ``_plain_*`` function below returns the model for a dict
+# of its plain shape and ``None`` for anything else (a missing or extra key, metadata, a
+# ``str`` subclass, a number where a string belongs, an unsafe integer, a deep value):
+# those go through the validator, so an invalid part fails with the validator's own
+# error. tests/spec/test_stream_part_fast_path.py holds both outcomes equal.
+
 #: The delta types (most parts of a turn) and the name of their metadata field; their
 #: fields are ``type``, ``id``, ``delta`` and that metadata, in this order.
 _DELTA_MODELS: dict[str, tuple[type[WireModel], str]] = {
@@ -435,65 +459,53 @@ _DELTA_FIELDS = {"type", "id", "delta"}
 _BOUNDARY_FIELDS = {"type", "id"}
 
 
-def _plain_part(obj: dict[str, Any]) -> WireModel | None:
-    """The part for a plain dict of the hot shapes: a delta of exactly ``type``, ``id``
-    and ``delta``, or a block boundary of exactly ``type`` and ``id`` (all ``str``).
-
-    These are almost every part of a turn, and the validator accepts them unchanged;
-    building the model directly costs about a third of validating it. Any other dict (a
-    missing or extra key, metadata, a ``str`` subclass, a number) returns ``None`` and
-    goes through the validator, so an invalid part fails with the validator's own error.
-    """
-    kind = obj.get("type")
-    if type(kind) is not str:
+def _plain_delta(obj: dict[str, Any], kind: str) -> WireModel | None:
+    """A delta of exactly ``type``, ``id`` and ``delta`` (both ``str``)."""
+    if len(obj) != 3:
         return None
     block_id = obj.get("id")
-    if type(block_id) is not str:
+    delta = obj.get("delta")
+    if type(block_id) is not str or type(delta) is not str:
         return None
-    size = len(obj)
-    if size == 3:
-        entry = _DELTA_MODELS.get(kind)
-        delta = obj.get("delta")
-        if entry is None or type(delta) is not str:
-            return None
-        model, metadata = entry
-        values = {"type": kind, "id": block_id, "delta": delta, metadata: None}
-        fields = _DELTA_FIELDS
-    elif size == 2:
-        entry = _BOUNDARY_MODELS.get(kind)
-        if entry is None:
-            return None
-        model, metadata = entry
-        values = {"type": kind, "id": block_id, metadata: None}
-        fields = _BOUNDARY_FIELDS
-    else:
+    model, metadata = _DELTA_MODELS[kind]
+    values = {"type": kind, "id": block_id, "delta": delta, metadata: None}
+    return model.from_trusted(values, _DELTA_FIELDS)
+
+
+def _plain_boundary(obj: dict[str, Any], kind: str) -> WireModel | None:
+    """A block boundary of exactly ``type`` and ``id`` (a ``str``)."""
+    block_id = obj.get("id")
+    if len(obj) != 2 or type(block_id) is not str:
         return None
-    return model.from_trusted(values, fields)
+    model, metadata = _BOUNDARY_MODELS[kind]
+    return model.from_trusted({"type": kind, "id": block_id, metadata: None}, _BOUNDARY_FIELDS)
 
 
 #: Unified finish reasons, for the finish fast path.
 _FINISH_REASONS = frozenset(get_args(UnifiedFinishReason))
-#: Token count fields by wire name, in declaration order.
+#: Token count fields by wire name (the model's field names, in declaration order).
 _INPUT_TOKENS = {"total": "total", "noCache": "no_cache", "cacheRead": "cache_read"}
 _INPUT_TOKENS["cacheWrite"] = "cache_write"
 _OUTPUT_TOKENS = {"total": "total", "text": "text", "reasoning": "reasoning"}
 _USAGE_FIELDS = {"input_tokens", "output_tokens"}
 _REASON_FIELDS = {"unified"}
 _REASON_RAW_FIELDS = {"unified", "raw"}
-_FINISH_FIELDS: dict[str, tuple[type[WireModel], str, set[str]]] = {
-    "finish-step": (FinishStepPart, "usage", {"type", "finish_reason", "usage"}),
-    "finish": (FinishPart, "totalUsage", {"type", "finish_reason", "total_usage"}),
+_FINISH_FIELDS: dict[str, tuple[type[WireModel], str, str, set[str]]] = {
+    "finish-step": (FinishStepPart, "usage", "usage", {"type", "finish_reason", "usage"}),
+    "finish": (
+        FinishPart,
+        "totalUsage",
+        "total_usage",
+        {"type", "finish_reason", "total_usage"},
+    ),
 }
-#: ``tool-call`` fields the flat fast path takes: wire name -> (name, type, required).
-_TOOL_CALL = {
-    "toolCallId": ("tool_call_id", str, True),
-    "toolName": ("tool_name", str, True),
-    "input": ("input", str, True),
-    "providerExecuted": ("provider_executed", bool, False),
-    "dynamic": ("dynamic", bool, False),
-    "nativeName": ("native_name", str, False),
-}
-_TOOL_CALL_TEMPLATE = dict.fromkeys(ToolCallPart.model_fields)
+
+
+#: Finish reasons built so far, by (unified, raw, raw given): a runtime uses a handful,
+#: and a frozen model of two strings can be shared. Emptied when it grows past
+#: :data:`_REASONS_KEPT` (raw reasons are the runtime's own strings).
+_REASONS: dict[tuple[str, str | None, bool], FinishReason] = {}
+_REASONS_KEPT = 64
 
 
 def _plain_reason(obj: object) -> FinishReason | None:
@@ -503,78 +515,222 @@ def _plain_reason(obj: object) -> FinishReason | None:
     unified = obj.get("unified")
     if type(unified) is not str or unified not in _FINISH_REASONS:
         return None
-    if "raw" in obj:
-        raw = obj["raw"]
-        if len(obj) != 2 or (raw is not None and type(raw) is not str):
+    size = len(obj)
+    raw = obj.get("raw")
+    if size == 2:
+        if "raw" not in obj or (raw is not None and type(raw) is not str):
             return None
-        return FinishReason.from_trusted({"unified": unified, "raw": raw}, _REASON_RAW_FIELDS)
-    if len(obj) != 1:
+    elif size != 1:
         return None
-    return FinishReason.from_trusted({"unified": unified, "raw": None}, _REASON_FIELDS)
+    key = (unified, raw, size == 2)
+    reason = _REASONS.get(key)
+    if reason is None:
+        if len(_REASONS) >= _REASONS_KEPT:
+            _REASONS.clear()
+        fields = _REASON_RAW_FIELDS if size == 2 else _REASON_FIELDS
+        reason = _REASONS[key] = FinishReason.from_trusted({"unified": unified, "raw": raw}, fields)
+    return reason
 
 
-def _plain_tokens(obj: object, model: type[M], names: dict[str, str]) -> M | None:
+class _Tokens:
+    """How the fast path builds one token count model: its fields by wire name, each with
+    its bit in a mask of the fields given, and the fields set of each mask (shared)."""
+
+    __slots__ = ("fields", "model", "names", "sets", "template")
+
+    def __init__(self, model: type[WireModel], names: dict[str, str]) -> None:
+        self.model = model
+        self.names = tuple(names.values())
+        self.fields = {wire: (name, 1 << index) for index, (wire, name) in enumerate(names.items())}
+        self.template = dict.fromkeys(self.names)
+        self.sets = {
+            mask: {name for index, name in enumerate(self.names) if mask >> index & 1}
+            for mask in range(1 << len(self.names))
+        }
+
+
+_INPUT_SHAPE = _Tokens(InputTokens, _INPUT_TOKENS)
+_OUTPUT_SHAPE = _Tokens(OutputTokens, _OUTPUT_TOKENS)
+
+
+def _plain_tokens(obj: object, shape: _Tokens) -> WireModel | None:
     """Plain token counts (safe ``int`` or ``None`` under known wire names), else ``None``."""
     if type(obj) is not dict:
         return None
-    values: dict[str, Any] = dict.fromkeys(names.values())
-    given: set[str] = set()
+    fields = shape.fields
+    values = shape.template.copy()
+    mask = 0
     for key, value in obj.items():
-        name = names.get(key)
-        if name is None or (
+        entry = fields.get(key)
+        if entry is None or (
             value is not None
             and (type(value) is not int or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
         ):
             return None
+        name, bit = entry
         values[name] = value
-        given.add(name)
-    return model.from_trusted(values, given)
+        mask |= bit
+    return shape.model.from_trusted(values, shape.sets[mask])
 
 
 def _plain_finish(obj: dict[str, Any], kind: str) -> WireModel | None:
     """A ``finish-step`` or ``finish`` of exactly a plain reason and a plain usage (input
-    and output counts, no ``raw``), else ``None``."""
-    model, usage_key, given = _FINISH_FIELDS[kind]
+    and output counts, no ``raw``)."""
     if len(obj) != 3:
         return None
-    reason = _plain_reason(obj.get("finishReason"))
+    model, usage_key, usage_field, given = _FINISH_FIELDS[kind]
     usage = obj.get(usage_key)
-    if reason is None or type(usage) is not dict or len(usage) != 2:
+    if type(usage) is not dict or len(usage) != 2:
         return None
-    inputs = _plain_tokens(usage.get("inputTokens"), InputTokens, _INPUT_TOKENS)
-    outputs = _plain_tokens(usage.get("outputTokens"), OutputTokens, _OUTPUT_TOKENS)
-    if inputs is None or outputs is None:
+    reason = _plain_reason(obj.get("finishReason"))
+    if reason is None:
+        return None
+    inputs = _plain_tokens(usage.get("inputTokens"), _INPUT_SHAPE)
+    if inputs is None:
+        return None
+    outputs = _plain_tokens(usage.get("outputTokens"), _OUTPUT_SHAPE)
+    if outputs is None:
         return None
     counts = {"input_tokens": inputs, "output_tokens": outputs, "raw": None}
-    values: dict[str, Any] = {"type": kind, "finish_reason": reason}
-    values["usage" if kind == "finish-step" else "total_usage"] = Usage.from_trusted(
-        counts, _USAGE_FIELDS
-    )
-    values["harness_metadata"] = None
+    values = {
+        "type": kind,
+        "finish_reason": reason,
+        usage_field: Usage.from_trusted(counts, _USAGE_FIELDS),
+        "harness_metadata": None,
+    }
     return model.from_trusted(values, given)
 
 
-def _plain_tool_call(obj: dict[str, Any]) -> WireModel | None:
-    """A ``tool-call`` of plain ``str``/``bool`` fields only (no metadata, no call count)."""
-    values = dict(_TOOL_CALL_TEMPLATE)
-    values["type"] = "tool-call"
-    given = {"type"}
+class _NotPlain:
+    """Marks a value the fast path leaves to the validator."""
+
+
+_NOT_PLAIN: Any = _NotPlain()
+
+
+def _plain_json(value: Any, depth: int) -> Any:
+    """``value`` as the ``JSONValue`` validator returns it (containers copied), when it is
+    plain JSON: exact ``dict`` (``str`` keys), ``list``, ``str``, ``bool``, ``float``,
+    ``None`` and safe ``int``, no container at :data:`MAX_PART_DEPTH` or deeper (``depth``
+    is the value's own). Anything else returns ``_NOT_PLAIN``."""
+    kind = type(value)
+    if kind is str or kind is bool or kind is float or value is None:
+        return value
+    if kind is int:
+        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else _NOT_PLAIN
+    if depth >= MAX_PART_DEPTH or (kind is not dict and kind is not list):
+        return _NOT_PLAIN
+    depth += 1
+    if kind is dict:
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                return _NOT_PLAIN
+            item = _plain_json(item, depth)
+            if item is _NOT_PLAIN:
+                return _NOT_PLAIN
+            copied[key] = item
+        return copied
+    items: list[Any] = []
+    for item in value:
+        item = _plain_json(item, depth)
+        if item is _NOT_PLAIN:
+            return _NOT_PLAIN
+        items.append(item)
+    return items
+
+
+#: A flat part's fields the fast path takes: wire name -> (name, type, required); the
+#: type ``None`` marks a ``JSONValue`` field.
+_Flat: TypeAlias = dict[str, tuple[str, type | None, bool]]
+_TOOL_CALL: _Flat = {
+    "toolCallId": ("tool_call_id", str, True),
+    "toolName": ("tool_name", str, True),
+    "input": ("input", str, True),
+    "providerExecuted": ("provider_executed", bool, False),
+    "dynamic": ("dynamic", bool, False),
+    "nativeName": ("native_name", str, False),
+}
+_TOOL_RESULT: _Flat = {
+    "toolCallId": ("tool_call_id", str, True),
+    "toolName": ("tool_name", str, True),
+    "result": ("result", None, False),
+    "isError": ("is_error", bool, False),
+    "preliminary": ("preliminary", bool, False),
+    "dynamic": ("dynamic", bool, False),
+}
+
+
+class _FlatShape:
+    """How the fast path builds one flat part type: its fields by wire name, each with
+    its bit in a mask of the fields given, and the fields set of each mask seen (one set
+    shared by every part of a shape: a set is a tracked object the garbage collector
+    visits for as long as the part lives; at most one per combination of the fields)."""
+
+    __slots__ = ("fields", "model", "names", "required", "sets", "template")
+
+    def __init__(self, model: type[WireModel], fields: _Flat) -> None:
+        self.model = model
+        self.names = tuple(model.model_fields)
+        bits = {name: 1 << index for index, name in enumerate(self.names)}
+        self.fields = {wire: (*entry, bits[entry[0]]) for wire, entry in fields.items()}
+        self.template = dict.fromkeys(self.names)
+        self.required = sum(entry[2] for entry in fields.values())
+        self.sets: dict[int, set[str]] = {}
+
+    def fields_set(self, mask: int) -> set[str]:
+        given = self.sets.get(mask)
+        if given is None:
+            names = self.names
+            given = {names[index] for index in range(len(names)) if mask >> index & 1}
+            self.sets[mask] = given
+        return given
+
+
+_FLAT_PARTS = {
+    "tool-call": _FlatShape(ToolCallPart, _TOOL_CALL),
+    "tool-result": _FlatShape(ToolResultPart, _TOOL_RESULT),
+}
+
+
+def _plain_flat(obj: dict[str, Any], kind: str) -> WireModel | None:
+    """A ``tool-call`` or ``tool-result`` of plain fields only (no metadata, no call
+    count; a tool result's ``result`` plain JSON)."""
+    shape = _FLAT_PARTS[kind]
+    fields = shape.fields
+    values = shape.template.copy()
+    values["type"] = kind
+    mask = 1  # ``type``, the first field
     required = 0
     for key, value in obj.items():
         if key == "type":
             continue
-        entry = _TOOL_CALL.get(key)
+        entry = fields.get(key)
         if entry is None:
             return None
-        name, kind, needed = entry
-        if type(value) is not kind and (needed or value is not None):
+        name, expected, is_required, bit = entry
+        if expected is None:
+            value = _plain_json(value, 1)
+            if value is _NOT_PLAIN:
+                return None
+        elif type(value) is not expected and (is_required or value is not None):
             return None
         values[name] = value
-        given.add(name)
-        required += needed
-    if required != 3:
+        mask |= bit
+        required += is_required
+    if required != shape.required:
         return None
-    return ToolCallPart.from_trusted(values, given)
+    return shape.model.from_trusted(values, shape.fields_set(mask))
+
+
+_Plain: TypeAlias = Callable[[dict[str, Any], str], WireModel | None]
+#: The fast path of each plain shape, by ``type``.
+_PLAIN: dict[str, _Plain] = {
+    **dict.fromkeys(_DELTA_MODELS, _plain_delta),
+    **dict.fromkeys(_BOUNDARY_MODELS, _plain_boundary),
+    **dict.fromkeys(_FINISH_FIELDS, _plain_finish),
+    **dict.fromkeys(_FLAT_PARTS, _plain_flat),
+}
 
 
 def parse_stream_part(obj: object) -> StreamPart:
@@ -595,23 +751,15 @@ def parse_stream_part(obj: object) -> StreamPart:
     if isinstance(obj, WireModel):
         obj = obj.to_wire()
     elif type(obj) is dict:
-        part = _plain_part(obj)
-        if part is None:
-            kind = obj.get("type")
-            if type(kind) is not str:
-                pass  # the validator names the problem
-            elif kind == "finish-step" or kind == "finish":
-                part = _plain_finish(obj, kind)
-            elif kind == "tool-call":
-                part = _plain_tool_call(obj)
-        if part is not None:
-            return part  # type: ignore[return-value]
+        kind = obj.get("type")
+        if type(kind) is str:
+            plain = _PLAIN.get(kind)
+            if plain is not None:
+                part = plain(obj, kind)
+                if part is not None:
+                    return part  # type: ignore[return-value]
     refuse_unbounded(obj, "StreamPart")
     return _STREAM_PART_ADAPTER.validate_python(obj, by_alias=True, by_name=False)
-
-
-#: Deepest nesting accepted in one part (its raw values and tool inputs included).
-MAX_PART_DEPTH = 64
 
 
 #: Containers :func:`_plainly_bounded` visits before leaving the decision to the full check.

@@ -1,6 +1,6 @@
 """Models the agent builds from validated values without re-validating them (``from_trusted``)
-equal, dump, repr and copy as the constructor's: usages, block boundaries, tool calls and
-tool outcomes."""
+equal, dump, repr and copy as the constructor's: usages, block boundaries, tool calls,
+tool outcomes and the consumer ``finish-step``."""
 
 from __future__ import annotations
 
@@ -11,10 +11,16 @@ from hypothesis import strategies as st
 
 from harness_testkit.reference import tool
 from harness_testkit.reference._results import add_usage, normalize_usage
-from harness_testkit.reference._strip import strip_value
+from harness_testkit.reference._strip import strip_value, strip_work_dir
 from harness_testkit.reference._tool import parse_tool_call_input
-from harness_testkit.reference._translate import consumer_call, harness_outcome, text_like_part
+from harness_testkit.reference._translate import (
+    consumer_call,
+    finish_step_part,
+    harness_outcome,
+    text_like_part,
+)
 from harness_testkit.spec import (
+    ConsumerFinishStepPart,
     ConsumerReasoningEndPart,
     ConsumerReasoningStartPart,
     ConsumerTextEndPart,
@@ -22,9 +28,11 @@ from harness_testkit.spec import (
     ConsumerToolCallPart,
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
+    FinishReason,
     InputTokenDetails,
     LanguageModelUsage,
     OutputTokenDetails,
+    StepResponse,
     TextStartPart,
     ToolCallPart,
     ToolResultPart,
@@ -249,3 +257,98 @@ def test_consumer_calls_are_the_constructors(
     _assert_same(
         built.model_copy(update={"error": None}), expected.model_copy(update={"error": None})
     )
+
+
+@given(
+    usage=_USAGES,
+    unified=st.sampled_from(["stop", "tool-calls", "length", "other"]),
+    raw=st.one_of(st.none(), st.text(max_size=4)),
+    model_id=st.sampled_from(["", "model-1"]),
+    metadata=st.one_of(st.none(), st.just({"h": {"k": [1, {"n": None}]}})),
+)
+def test_finish_step_parts_are_the_constructors(
+    usage: Usage,
+    unified: str,
+    raw: str | None,
+    model_id: str,
+    metadata: dict[str, Any] | None,
+) -> None:
+    reason = FinishReason.model_validate({"unified": unified, "raw": raw})
+    consumer_usage = normalize_usage(usage)
+    timestamp = "2026-01-01T00:00:00+00:00"
+    built = finish_step_part("call-3", timestamp, model_id, consumer_usage, reason, metadata)
+    expected = ConsumerFinishStepPart(
+        response=StepResponse(id="call-3", timestamp=timestamp, model_id=model_id),
+        usage=consumer_usage,
+        finish_reason=reason.unified,
+        raw_finish_reason=reason.raw,
+        provider_metadata=metadata,
+    )
+    _assert_same(built, expected)
+    _assert_same(built.response, expected.response)
+    # Fresh mutable defaults per part, as the constructor makes them.
+    other = finish_step_part("call-4", timestamp, model_id, consumer_usage, reason, metadata)
+    assert other.response.messages is not built.response.messages
+    assert other.performance is not built.performance
+    assert other.performance["toolExecutionMs"] is not built.performance["toolExecutionMs"]
+    if metadata is not None:
+        assert built.provider_metadata is not metadata  # copied, as the constructor copies
+
+
+def _strip_reference(value: Any, work_dir: str) -> Any:
+    """strip_value as first written: every nested string stripped, containers rebuilt."""
+    if not work_dir:
+        return value
+    if isinstance(value, str):
+        return strip_work_dir(value, work_dir)
+    if isinstance(value, list):
+        return [_strip_reference(item, work_dir) for item in value]
+    if isinstance(value, dict):
+        return {key: _strip_reference(item, work_dir) for key, item in value.items()}
+    return value
+
+
+class _Name(str):
+    """A ``str`` subclass (stripped like a string)."""
+
+
+class _Items(list[Any]):
+    """A ``list`` subclass (rebuilt as a plain list)."""
+
+
+_STRIPPED_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.sampled_from(["/w", "/w/a.py", "cd /w && ls", "/w-old", "x", "", "'/w'"]),
+    st.builds(_Name, st.sampled_from(["/w/b", "plain"])),
+)
+_STRIPPED_TREES = st.recursive(
+    _STRIPPED_LEAVES,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.builds(_Items, st.lists(children, max_size=2)),
+        st.dictionaries(st.text(max_size=2), children, max_size=3),
+        st.tuples(children),
+    ),
+    max_leaves=10,
+)
+
+
+def _types(value: Any) -> Any:
+    if isinstance(value, dict):
+        return (type(value), {key: _types(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return (type(value), [_types(item) for item in value])
+    return type(value)
+
+
+@given(value=_STRIPPED_TREES, work_dir=st.sampled_from(["/w", ""]))
+def test_stripped_values_are_the_plain_definitions(value: Any, work_dir: str) -> None:
+    stripped = strip_value(value, work_dir)
+    expected = _strip_reference(value, work_dir)
+    assert stripped == expected
+    assert _types(stripped) == _types(expected)  # the same container and string types
+    if work_dir and isinstance(value, list | dict):
+        assert stripped is not value  # a new container, as before

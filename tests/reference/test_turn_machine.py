@@ -144,6 +144,100 @@ def test_a_provider_executed_call_is_quick_and_its_result_waits_for_the_step_end
     assert _types(effects) == ["JoinExecutions", "tool-result", "finish-step"]
 
 
+def _quick_machine(core: TurnCore | None = None) -> SliceMachine:
+    """A machine whose driver evaluates no stop condition between steps."""
+    return SliceMachine(core=core or _core(), continuing=False, stop_conditions=False)
+
+
+def _emitted(effects: list[Effect]) -> list[Any]:
+    return [effect.part for effect in effects if isinstance(effect, Emit)]
+
+
+@pytest.mark.parametrize(("opened", "held"), [(False, 0), (True, 0), (True, 1)])
+def test_a_finish_step_takes_the_synchronous_path_with_the_same_outcome(
+    held: int, opened: bool
+) -> None:
+    """Closing a step in ``quick`` forwards and records exactly what ``feed`` does."""
+    parts = []
+    if opened:
+        parts.append(_call("c1", "bash", executed=True))
+    if held:
+        parts.append(_part("tool-result", toolCallId="c1", toolName="bash", result=[1]))
+    quick, fed = _quick_machine(_core(bash=tool())), _quick_machine(_core(bash=tool()))
+    for part in parts:
+        assert quick.quick(part) is not None
+        assert fed.quick(part) is not None
+    closed = quick.quick(_finish_step())
+    assert closed is not None
+    effects, finished = _run(fed.feed(_finish_step()))
+    assert finished is True
+    assert closed == _emitted(effects)
+    assert [p.type for p in closed] == (["tool-result"] if held else []) + (
+        [] if opened or held else ["start-step"]
+    ) + ["finish-step"]
+    assert quick.outcome.steps == fed.outcome.steps
+    assert not quick.step_open
+    assert not quick.step_has_content
+    # The next step starts afresh on both.
+    assert quick.quick(_call("c2", "bash", executed=True)) == fed.quick(
+        _call("c2", "bash", executed=True)
+    )
+
+
+def test_a_finish_step_takes_the_full_path_when_the_driver_has_stop_conditions() -> None:
+    machine = _machine(_core())  # stop conditions by default: the driver must see the step
+    assert machine.quick(_call("c1", "bash", executed=True)) is not None
+    assert machine.quick(_finish_step()) is None
+    assert machine.outcome.steps == []
+
+
+def test_a_finish_step_after_a_background_execution_waits_for_the_join() -> None:
+    echo = tool(execute=lambda value, options: value)
+    machine = _quick_machine(_core(echo=echo))
+    effects, _ = _run(machine.feed(_call("c1", "echo")))
+    assert isinstance(effects[-1], Execute)
+    assert machine.quick(_finish_step()) is None, "its JOIN must wait for the execution"
+    effects, _ = _run(machine.feed(_finish_step()))
+    assert _types(effects) == ["JoinExecutions", "finish-step"]
+    # Joined: the next step closes synchronously again.
+    assert machine.quick(_call("c2", "echo", executed=True)) is not None
+    closed = machine.quick(_finish_step())
+    assert closed is not None
+    assert [p.type for p in closed] == ["finish-step"]
+
+
+def test_a_finish_step_with_a_pause_requested_takes_the_full_path() -> None:
+    machine = _quick_machine(_core(client=tool()))
+    _run(machine.feed(_call("c1", "client", stepToolCallCount=2)))
+    assert machine.pause_requested
+    assert not machine.pause_due(), "the batch is not complete yet"
+    assert machine.quick(_finish_step()) is None
+
+
+def test_the_resumed_steps_finish_step_takes_the_full_path() -> None:
+    machine = _quick_machine()
+    machine.swallow_next_finish_step = True  # as settling a continuation sets it (5.4.9)
+    assert machine.quick(_finish_step()) is None
+    effects, _ = _run(machine.feed(_finish_step()))
+    assert _types(effects) == ["JoinExecutions"]
+    assert machine.outcome.steps == []
+
+
+def test_a_finish_step_with_more_than_two_parts_to_forward_takes_the_full_path() -> None:
+    lone = _quick_machine()  # a result without its call: start-step, result, finish-step
+    assert lone.quick(_part("tool-result", toolCallId="c0", toolName="bash", result=1)) == []
+    assert lone.quick(_finish_step()) is None
+    machine = _quick_machine()
+    assert machine.quick(_call("c1", "bash", executed=True)) is not None
+    assert machine.quick(_call("c2", "bash", executed=True)) is not None
+    for call_id in ("c1", "c2"):
+        result = _part("tool-result", toolCallId=call_id, toolName="bash", result=1)
+        assert machine.quick(result) == []
+    assert machine.quick(_finish_step()) is None
+    effects, _ = _run(machine.feed(_finish_step()))
+    assert _types(effects) == ["JoinExecutions", "tool-result", "tool-result", "finish-step"]
+
+
 def test_a_host_call_runs_its_tool_in_the_background() -> None:
     echo = tool(execute=lambda value, options: value)
     machine = _machine(_core(echo=echo))

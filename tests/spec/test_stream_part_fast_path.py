@@ -1,5 +1,5 @@
-"""``parse_stream_part`` builds plain deltas, block boundaries, finish parts and tool calls
-directly; the outcome must not change.
+"""``parse_stream_part`` builds plain deltas, block boundaries, finish parts, tool calls and
+tool results directly; the outcome must not change.
 
 Every dict, valid or not, must give what the pydantic validator alone gives: an equal
 model with the same fields set and repr, or a ``ValidationError`` with the same errors.
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from harness_testkit.conformance import corrupted_stream_parts, stream_parts
-from harness_testkit.spec import find_non_json, parse_stream_part
+from harness_testkit.spec import ToolResultPart, _stream_parts, find_non_json, parse_stream_part
 from harness_testkit.spec._stream_parts import (
     _PLAIN_WALK_BUDGET,
     _STREAM_PART_ADAPTER,
@@ -234,6 +234,96 @@ def test_any_tool_call_like_dict_keeps_the_validators_outcome(fields: dict[str, 
     _assert_same({"type": "tool-call", **fields})
 
 
+_RESULT = {"type": "tool-result", "toolCallId": "c", "toolName": "bash"}
+
+
+def _deep_list(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        _RESULT,
+        {**_RESULT, "result": {"exitCode": 0, "stdout": "0\n", "stderr": ""}},
+        {**_RESULT, "result": None, "isError": None, "preliminary": None, "dynamic": None},
+        {**_RESULT, "result": [1, 2.5, True, None, "x", {"a": [[]]}], "isError": True},
+        {**_RESULT, "result": "text", "preliminary": True, "dynamic": False},
+        {**_RESULT, "result": float("inf")},
+        {**_RESULT, "result": -0.0},
+        {**_RESULT, "result": 2**53 - 1},
+        {**_RESULT, "result": 2**53},
+        {**_RESULT, "result": {"n": -(2**53)}},
+        {**_RESULT, "result": (1, 2)},
+        {**_RESULT, "result": {1: "x"}},
+        {**_RESULT, "result": {_Text("k"): "x"}},
+        {**_RESULT, "result": [_Text("x")]},
+        {**_RESULT, "result": b"bytes"},
+        {**_RESULT, "result": {"s": {1, 2}}},
+        {**_RESULT, "result": _deep_list(MAX_PART_DEPTH - 2)},
+        {**_RESULT, "result": _deep_list(MAX_PART_DEPTH - 1)},
+        {**_RESULT, "result": _deep_list(MAX_PART_DEPTH)},
+        {**_RESULT, "isError": 1},
+        {**_RESULT, "isError": "yes"},
+        {**_RESULT, "toolCallId": None},
+        {**_RESULT, "toolName": 3},
+        {**_RESULT, "providerMetadata": {"p": {"k": 1}}},
+        {**_RESULT, "providerMetadata": None},
+        {**_RESULT, "is_error": True},
+        {**_RESULT, "output": 1},
+        {"type": "tool-result", "toolCallId": "c", "result": 1},
+        {"type": "tool-result", "toolName": "bash"},
+    ],
+)
+def test_tool_results_keep_the_validators_outcome(obj: dict[str, Any]) -> None:
+    _assert_same(obj)
+
+
+def test_a_plain_tool_result_is_taken_by_the_fast_path_and_copies_its_value() -> None:
+    value = {"stdout": ["a", {"b": 1}]}
+    part = parse_stream_part({**_RESULT, "result": value})
+    assert isinstance(part, ToolResultPart)
+    assert part == _STREAM_PART_ADAPTER.validate_python(
+        {**_RESULT, "result": value}, by_alias=True, by_name=False
+    )
+    # A copy, as the validator makes: the adapter may reuse or change its own dict.
+    assert part.result == value
+    assert part.result is not value
+    assert part.result["stdout"] is not value["stdout"]
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"type": "text-delta", "id": "t", "delta": "x"},
+        {"type": "text-end", "id": "t"},
+        _finish("finish-step"),
+        {**_CALL, "providerExecuted": True},
+        {**_RESULT, "result": {"exitCode": 0, "stdout": "0\n", "stderr": ""}},
+    ],
+)
+def test_plain_shapes_never_reach_the_validator(
+    obj: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _STREAM_PART_ADAPTER.validate_python(obj, by_alias=True, by_name=False)
+
+    def refuse(*args: Any) -> None:
+        raise AssertionError("the fast path declined a plain part")
+
+    monkeypatch.setattr(_stream_parts, "refuse_unbounded", refuse)
+    assert parse_stream_part(obj) == expected
+
+
+def test_a_tool_result_containing_itself_is_still_refused_as_a_cycle() -> None:
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    with pytest.raises(ValidationError, match=r"contains itself \(a cycle\)"):
+        parse_stream_part({**_RESULT, "result": cyclic})
+
+
 _VALUES = st.one_of(
     st.text(max_size=5),
     st.integers(),
@@ -310,6 +400,21 @@ _TREES = st.recursive(
     ),
     max_leaves=12,
 )
+
+
+_RESULT_KEYS = ["toolCallId", "toolName", "result", "isError", "preliminary", "dynamic"]
+_RESULT_KEYS += ["providerMetadata", "extra"]
+
+
+@given(
+    fields=st.dictionaries(
+        st.sampled_from(_RESULT_KEYS),
+        st.one_of(st.text(max_size=3), st.booleans(), st.none(), _TREES),
+        max_size=6,
+    )
+)
+def test_any_tool_result_like_dict_keeps_the_validators_outcome(fields: dict[str, Any]) -> None:
+    _assert_same({"type": "tool-result", **fields})
 
 
 @given(tree=st.dictionaries(st.text(max_size=2), _TREES, max_size=4))
