@@ -115,6 +115,7 @@ class SliceRunner:
             approvals=approvals,
             results=results,
             model_id=model_id,
+            stop_conditions=bool(stop_when),
         )
         self.core = core
         self.control = control
