@@ -55,10 +55,14 @@ from harness_testkit.spec import (
     PendingToolApproval,
     PendingToolResult,
     ReasoningDeltaPart,
+    ReasoningEndPart,
+    ReasoningStartPart,
     StepResponse,
     StreamPart,
     StreamStartPart,
     TextDeltaPart,
+    TextEndPart,
+    TextStartPart,
     ToolApprovalRequestPart,
     ToolCallPart,
     ToolInputDeltaPart,
@@ -98,6 +102,10 @@ from ._translate import (
     text_like_part,
 )
 from ._turn_state import ApprovalContinuation, ResultContinuation, SliceOutcome, TurnCore
+
+#: Block boundaries :meth:`SliceMachine.quick` forwards (exact types: what ``feed`` does
+#: for them is open the step and forward the translated part).
+_QUICK_BOUNDARIES = frozenset({TextStartPart, TextEndPart, ReasoningStartPart, ReasoningEndPart})
 
 __all__ = [
     "ABORT_REASON",
@@ -218,8 +226,9 @@ class SliceMachine:
         """The consumer parts of ``part`` when it needs no effect; ``None`` otherwise.
 
         Only parts whose handling never waits and changes no pause or stop decision
-        qualify: text and reasoning deltas inside an open step, tool results (held until
-        the step closes), provider-executed tool calls while no pause is pending, and a
+        qualify: text and reasoning deltas inside an open step, block boundaries and the
+        ``finish`` part while no pause is pending, tool results (held until the step
+        closes), provider-executed tool calls while no pause is pending, and a
         ``finish-step`` when nothing happens between steps (see :meth:`_quick_step`). At
         most two parts come back (``start-step`` and the part, or a held outcome and the
         consumer ``finish-step``).
@@ -227,6 +236,20 @@ class SliceMachine:
         kind = type(part)
         if kind is FinishStepPart:
             return self._quick_step(part)  # type: ignore[arg-type]
+        if kind in _QUICK_BOUNDARIES:
+            if self.pause_requested:
+                return None
+            translated = text_like_part(part)
+            assert translated is not None, "every block boundary translates"
+            if self.step_open:
+                return [translated[0]]
+            self.step_open = True
+            return [_start_step(), translated[0]]
+        if kind is FinishPart:
+            if self.pause_requested:
+                return None
+            self.outcome.finish = part  # type: ignore[assignment]
+            return []
         if kind is TextDeltaPart or kind is ReasoningDeltaPart:
             if not self.step_open:
                 return None

@@ -144,6 +144,45 @@ def test_a_provider_executed_call_is_quick_and_its_result_waits_for_the_step_end
     assert _types(effects) == ["JoinExecutions", "tool-result", "finish-step"]
 
 
+@pytest.mark.parametrize("pause", [False, True])
+def test_block_boundaries_and_finish_take_the_synchronous_path_as_feed_would(
+    pause: bool,
+) -> None:
+    """Boundaries and ``finish`` in ``quick`` forward and record what ``feed`` does; while
+    a pause is requested they take the full path."""
+    boundaries = [
+        _part("reasoning-start", id="r"),
+        _part("reasoning-end", id="r"),
+        _part("text-start", id="t"),
+        _part("text-end", id="t"),
+    ]
+    final = _part(
+        "finish",
+        finishReason={"unified": "stop", "raw": "end_turn"},
+        totalUsage={"inputTokens": {"total": 1}, "outputTokens": {"total": 2}},
+    )
+    quick, fed = _machine(_core(client=tool())), _machine(_core(client=tool()))
+    if pause:  # a client call asks for a pause once its step's batch is complete
+        for machine in (quick, fed):
+            _run(machine.feed(_call("c1", "client")))
+            assert machine.pause_requested
+    quick_parts: list[Any] = []
+    fed_parts: list[Any] = []
+    for part in [*boundaries, final]:
+        got = quick.quick(part)
+        if pause:
+            assert got is None
+            continue
+        assert got is not None
+        quick_parts += got
+        fed_parts += _emitted(_run(fed.feed(part))[0])
+    if not pause:
+        assert quick_parts == fed_parts
+        assert [p.type for p in quick_parts] == ["start-step", *(p.type for p in boundaries)]
+        assert quick.outcome.finish == fed.outcome.finish == final
+        assert quick.step_open and not quick.step_has_content
+
+
 def _quick_machine(core: TurnCore | None = None) -> SliceMachine:
     """A machine whose driver evaluates no stop condition between steps."""
     return SliceMachine(core=core or _core(), continuing=False, stop_conditions=False)
