@@ -180,7 +180,8 @@ def test_block_boundaries_and_finish_take_the_synchronous_path_as_feed_would(
         assert quick_parts == fed_parts
         assert [p.type for p in quick_parts] == ["start-step", *(p.type for p in boundaries)]
         assert quick.outcome.finish == fed.outcome.finish == final
-        assert quick.step_open and not quick.step_has_content
+        assert quick.step_open
+        assert not quick.step_has_content
 
 
 def _quick_machine(core: TurnCore | None = None) -> SliceMachine:
