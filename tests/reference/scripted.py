@@ -54,7 +54,10 @@ class Fail:
 
 @dataclass(frozen=True)
 class Hang:
-    """Block until aborted."""
+    """Block until aborted (make it inside a running event loop: ``reached`` is an event)."""
+
+    #: Set when ``done()`` gets to this step (everything before it has been emitted).
+    reached: anyio.Event = field(default_factory=anyio.Event, compare=False)
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,7 @@ class _Control:
                     turn.cursor += 1
                     continue
                 if isinstance(step, Hang):
+                    step.reached.set()
                     await anyio.sleep_forever()
                 if isinstance(step, Delay):
                     try:

@@ -344,7 +344,8 @@ async def test_suspend_turn_drains_the_slice_and_ends_the_handle(tmp_path: Path)
 async def _time_out_suspension(
     tmp_path: Path, method: str, check: Callable[[AgentSession, BaseException], None]
 ) -> None:
-    harness = ScriptedHarness([[*text_step("a"), Hang()]])
+    hang = Hang()
+    harness = ScriptedHarness([[*text_step("a"), hang]])
     async with opened(harness, tmp_path, drain_timeout=0.1, abort_grace=0.1) as (agent, session):
         abort = anyio.Event()
         result = await agent.stream(session=session, prompt="go", abort=abort)
@@ -353,6 +354,9 @@ async def _time_out_suspension(
                 stepped = anyio.Event()
                 group.start_soon(read_into, result, [], stepped)
                 await stepped.wait()
+                # done() must be in its hang: a suspension that comes while it is still
+                # between the step's last part and the hang would let it end at once.
+                await hang.reached.wait()
                 with pytest.raises(HarnessError) as caught:
                     await getattr(session, method)()
                 abort.set()
