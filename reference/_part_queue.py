@@ -128,17 +128,17 @@ class PartQueue:
         item = await self._items.get()
         return None if isinstance(item, _Wake) else item
 
-    def drain_nowait(self) -> list[QueueItem]:
-        """Everything queued right now."""
-        items = list(self._pushback)
+    def drain_parts(self) -> list[StreamPart]:
+        """Every stream part queued right now, taken out (end-of-stream markers and
+        wake-ups dropped): what an unread turn leaves for later."""
+        items: list[QueueItem | _Wake] = list(self._pushback)
         self._pushback.clear()
         while True:
             try:
-                item = self._items.get_nowait()
+                items.append(self._items.get_nowait())
             except (anyio.WouldBlock, anyio.EndOfStream):
-                return items
-            if not isinstance(item, _Wake):
-                items.append(item)
+                break
+        return [item for item in items if not isinstance(item, _Done | DoneFailed | _Wake)]
 
 
 def _short(part: object) -> str:

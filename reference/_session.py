@@ -25,13 +25,12 @@ from harness_testkit.spec import (
     PromptTurnOptions,
     ResumeSessionState,
     SandboxSession,
-    StreamPart,
     UserMessage,
     parse_lifecycle_state,
 )
 
 from ._handoff import Flag
-from ._part_queue import DONE, DoneFailed, PartQueue
+from ._part_queue import PartQueue
 from ._stream_result import StreamResult
 from ._turn import SliceRunner
 from ._turn_state import (
@@ -232,7 +231,7 @@ class AgentSession:
         if queue is None or queue.closed:
             if queue is not None:
                 # What the adapter emitted before its done() settled is kept.
-                buffered = [*buffered, *_parts_only(queue.drain_nowait())]
+                buffered = [*buffered, *queue.drain_parts()]
                 queue.close()
             queue = link.queue = PartQueue()
         if buffered:
@@ -429,7 +428,7 @@ class AgentSession:
                         await control.done()
                     except Exception:  # a failing drain still yields the captured state
                         pass
-            core.keep_buffered(_parts_only(queue.drain_nowait()))
+            core.keep_buffered(queue.drain_parts())
         if link.queue is not None:
             link.queue.close()  # the turn now lives on in the returned state
         error = core.take_capture_error()
@@ -571,15 +570,6 @@ def _turn_options(frozen: FrozenTurn, queue: PartQueue, abort: anyio.Event) -> d
         "model": frozen.settings.model,
         "abort": abort,
     }
-
-
-def _parts_only(items: Sequence[object]) -> list[StreamPart]:
-    """The stream parts among queued items (the end-of-stream markers dropped)."""
-    return [
-        item  # type: ignore[misc]
-        for item in items
-        if item is not DONE and not isinstance(item, DoneFailed)
-    ]
 
 
 def _failed_result(error: BaseException) -> StreamResult:

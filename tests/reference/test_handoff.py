@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness_testkit.reference._handoff import Handoff, Signal
+from harness_testkit.reference._handoff import Flag, Handoff, Signal
 from harness_testkit.reference._results import ReasoningContent, StepContent, TextContent
 from harness_testkit.reference._translate import consumer_delta
 from harness_testkit.spec import (
@@ -86,6 +86,32 @@ async def test_a_waiting_reader_is_cancellable_and_the_item_stays_queued() -> No
         await handoff.get()
     handoff.put(7)
     assert handoff.get_nowait() == 7
+
+
+async def test_a_flag_wakes_its_waiters_once_set_and_stays_set() -> None:
+    flag = Flag()
+    woken: list[str] = []
+
+    async def waiter(name: str) -> None:
+        await flag.wait()
+        woken.append(name)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(waiter, "first")
+            group.start_soon(waiter, "second")
+            await anyio.wait_all_tasks_blocked()
+            assert woken == []
+            assert not flag.is_set()
+            flag.set()
+        assert sorted(woken) == ["first", "second"]
+        await flag.wait()  # already set: returns at once
+    assert flag.is_set()
+    assert Flag(True).is_set()
+    unset = Flag()
+    with anyio.move_on_after(0.01) as scope:  # a wait on an unset flag is cancellable
+        await unset.wait()
+    assert scope.cancelled_caught
 
 
 async def test_a_signal_wakes_every_task_waiting_and_only_those() -> None:
