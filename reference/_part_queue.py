@@ -68,24 +68,24 @@ class PartQueue:
         #: Set by the reader while it waits on an empty queue: handles a part at once
         #: (returns ``True``) or declines it (``False``: the part is queued).
         self.translate: Callable[[StreamPart], bool] | None = None
+        #: Set with :attr:`translate`: takes a wire dict as it is, before it is parsed
+        #: (``False``: parse it and offer the part to ``translate``).
+        self.translate_wire: Callable[[dict[str, Any]], bool] | None = None
 
     def emit(self, part: StreamPart | Mapping[str, Any]) -> None:
         """The ``emit`` callback handed to the adapter."""
         if self.closed:
             return  # parts after done() resolved are dropped (spec 1.4.4)
         parsed: StreamPart
-        if isinstance(part, WireModel):
+        if type(part) is dict:
+            wire = self.translate_wire
+            if wire is not None and not self._pushback and not self._queued and wire(part):
+                return
+            parsed = _parse(part)
+        elif isinstance(part, WireModel):
             parsed = part
         else:
-            try:
-                parsed = parse_stream_part(part)
-            except ValidationError as error:
-                parsed = ErrorPart(
-                    error=HarnessTurnError(
-                        f"The harness emitted an invalid stream part {_short(part)}: "
-                        f"{_validation_summary(error)}"
-                    )
-                )
+            parsed = _parse(part)
         translate = self.translate
         if translate is not None and not self._pushback and not self._queued and translate(parsed):
             return
@@ -139,6 +139,19 @@ class PartQueue:
             except (anyio.WouldBlock, anyio.EndOfStream):
                 break
         return [item for item in items if not isinstance(item, _Done | DoneFailed | _Wake)]
+
+
+def _parse(part: object) -> StreamPart:
+    """The validated part, or an ``error`` part naming what was wrong with it."""
+    try:
+        return parse_stream_part(part)
+    except ValidationError as error:
+        return ErrorPart(
+            error=HarnessTurnError(
+                f"The harness emitted an invalid stream part {_short(part)}: "
+                f"{_validation_summary(error)}"
+            )
+        )
 
 
 def _short(part: object) -> str:

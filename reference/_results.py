@@ -34,6 +34,7 @@ __all__ = [
     "StepResult",
     "TextContent",
     "add_usage",
+    "consumer_usage",
     "normalize_usage",
     "response_messages",
 ]
@@ -83,23 +84,37 @@ def normalize_usage(usage: Usage | None) -> LanguageModelUsage:
         return LanguageModelUsage()
     inputs = usage.input_tokens
     outputs = usage.output_tokens
-    input_total = inputs.total
-    output_total = outputs.total
+    return consumer_usage(
+        inputs.total,
+        inputs.no_cache,
+        inputs.cache_read,
+        inputs.cache_write,
+        outputs.total,
+        outputs.text,
+        outputs.reasoning,
+        usage.raw,
+    )
+
+
+def consumer_usage(
+    input_total: int | None,
+    no_cache: int | None,
+    cache_read: int | None,
+    cache_write: int | None,
+    output_total: int | None,
+    text: int | None,
+    reasoning: int | None,
+    raw: dict[str, Any] | None,
+) -> LanguageModelUsage:
+    """The consumer usage of validated harness token counts (``totalTokens`` = input +
+    output, ``None`` when neither is known)."""
     total = (
         None
         if input_total is None and output_total is None
         else (input_total or 0) + (output_total or 0)
     )
     return _usage(
-        input_total,
-        inputs.no_cache,
-        inputs.cache_read,
-        inputs.cache_write,
-        output_total,
-        outputs.text,
-        outputs.reasoning,
-        total,
-        usage.raw,
+        input_total, no_cache, cache_read, cache_write, output_total, text, reasoning, total, raw
     )
 
 

@@ -27,7 +27,6 @@ from harness_testkit.spec import (
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
     FileChangePart,
-    FinishReason,
     LanguageModelUsage,
     RawPart,
     ReasoningDeltaPart,
@@ -45,6 +44,7 @@ from harness_testkit.spec import (
 
 from ._strip import strip_value, strip_work_dir
 from ._tool import Tool, parse_tool_call_input
+from ._wire import WireToolResult
 
 __all__ = [
     "compaction_parts",
@@ -55,6 +55,7 @@ __all__ = [
     "harness_outcome",
     "host_outcome",
     "text_like_part",
+    "wire_outcome",
 ]
 
 
@@ -205,7 +206,8 @@ def finish_step_part(
     timestamp: str,
     model_id: str,
     usage: LanguageModelUsage,
-    reason: FinishReason,
+    finish_reason: str,
+    raw_finish_reason: str | None,
     metadata: Any,
 ) -> ConsumerFinishStepPart:
     """The consumer ``finish-step`` of a step, from validated values (``usage`` already a
@@ -218,16 +220,16 @@ def finish_step_part(
         return ConsumerFinishStepPart(
             response=response,
             usage=usage,
-            finish_reason=reason.unified,
-            raw_finish_reason=reason.raw,
+            finish_reason=finish_reason,
+            raw_finish_reason=raw_finish_reason,
             provider_metadata=metadata,
         )
     part = {
         "type": "finish-step",
         "response": response,
         "usage": usage,
-        "finish_reason": reason.unified,
-        "raw_finish_reason": reason.raw,
+        "finish_reason": finish_reason,
+        "raw_finish_reason": raw_finish_reason,
         "provider_metadata": None,
         "performance": _new_performance(),
     }
@@ -257,6 +259,31 @@ def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str
             "preliminary": part.preliminary,
             "dynamic": part.dynamic,
             "provider_metadata": part.provider_metadata,
+        },
+    )
+
+
+def wire_outcome(result: WireToolResult, provider_executed: bool) -> ConsumerPart:
+    """:func:`harness_outcome` of a plain wire result (its value already stripped)."""
+    if result.is_error is True and provider_executed:
+        return _tool_error(
+            {
+                "tool_call_id": result.tool_call_id,
+                "tool_name": result.tool_name,
+                "error": result.result,
+                "provider_executed": True,
+                "dynamic": result.dynamic,
+                "provider_metadata": None,
+            },
+        )
+    return _tool_result(
+        {
+            "tool_call_id": result.tool_call_id,
+            "tool_name": result.tool_name,
+            "output": result.result,
+            "preliminary": result.preliminary,
+            "dynamic": result.dynamic,
+            "provider_metadata": None,
         },
     )
 

@@ -324,11 +324,13 @@ class SliceRunner:
         # the reader waits are handled inside emit (one hand-off per part, not two).
         while not self.abort.is_set():
             if translate and self.sink_now is not None:
-                self.queue.translate = self._translate_now
+                queue = self.queue
+                queue.translate = self._translate_now
+                queue.translate_wire = self._translate_wire
                 try:
-                    item = await self.queue.get_or_wake()
+                    item = await queue.get_or_wake()
                 finally:
-                    self.queue.translate = None
+                    queue.translate = queue.translate_wire = None
             else:
                 item = await self.queue.get_or_wake()
             if item is not None:
@@ -338,6 +340,20 @@ class SliceRunner:
             return await self.queue.get()
         self.grace_spent = True
         return DONE
+
+    def _translate_wire(self, obj: dict[str, Any]) -> bool:
+        """:meth:`_translate_now` for a wire dict the machine takes as it is (see
+        :meth:`SliceMachine.quick_wire`); ``False``: the caller parses it and offers the
+        part."""
+        sink = self.sink_now
+        if sink is None or self.abort.is_set() or not sink.has_room(2):
+            return False
+        parts = self.machine.quick_wire(obj)
+        if parts is None:
+            return False
+        for consumer in parts:
+            sink.put(consumer)
+        return True
 
     def _translate_now(self, part: StreamPart) -> bool:
         """Handle a part inside ``emit``; ``False``: the part is queued for the reader.

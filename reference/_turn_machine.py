@@ -100,8 +100,10 @@ from ._translate import (
     harness_outcome,
     host_outcome,
     text_like_part,
+    wire_outcome,
 )
 from ._turn_state import ApprovalContinuation, ResultContinuation, SliceOutcome, TurnCore
+from ._wire import WireToolResult, wire_delta, wire_finish_step, wire_tool_result
 
 #: Block boundaries :meth:`SliceMachine.quick` forwards (exact types: what ``feed`` does
 #: for them is open the step and forward the translated part).
@@ -278,21 +280,52 @@ class SliceMachine:
         self.step_content.add(consumer)
         return out
 
+    def quick_wire(self, obj: dict[str, Any]) -> list[ConsumerPart] | None:
+        """:meth:`quick` straight from a wire dict, for the plain shapes ``_wire`` reads
+        (a delta inside an open step, a tool result, a ``finish-step``); ``None`` for
+        anything else (the caller parses it and asks :meth:`quick`)."""
+        kind = obj.get("type")
+        if kind == "text-delta" or kind == "reasoning-delta":
+            if not self.step_open:
+                return None
+            consumer = wire_delta(obj)
+            if consumer is None:
+                return None
+            self.step_has_content = True
+            self.step_content.add(consumer)
+            return [consumer]
+        if kind == "tool-result":
+            result = wire_tool_result(obj, self.work_dir)
+            if result is None:
+                return None
+            self._hold_wire_result(result)
+            return []
+        if kind == "finish-step" and self._step_closes_now():
+            step = wire_finish_step(obj)
+            if step is None:
+                return None
+            return self._close_step_parts(step.unified, step.raw, step.usage, None)
+        return None
+
     def _quick_step(self, part: FinishStepPart) -> list[ConsumerPart] | None:
         """A ``finish-step`` closes its step at once when :meth:`feed` would do nothing
         else: no stop condition to evaluate, no execution to join (its ``JOIN`` would not
         wait), no pause requested (closing the step could make it due), no resumed step
         to swallow, and at most two parts to forward."""
-        if (
+        if not self._step_closes_now():
+            return None
+        reason = part.finish_reason
+        return self._close_step_parts(
+            reason.unified, reason.raw, normalize_usage(part.usage), part.harness_metadata
+        )
+
+    def _step_closes_now(self) -> bool:
+        return not (
             self.stop_conditions
             or self.unjoined
             or self.pause_requested
             or self.swallow_next_finish_step
             or len(self.held) + (not self.step_open) > 1
-        ):
-            return None
-        return self._close_step_parts(
-            part.finish_reason, normalize_usage(part.usage), part.harness_metadata
         )
 
     # -- part handling -------------------------------------------------------------------
@@ -553,6 +586,14 @@ class SliceMachine:
         provider_executed = seen.provider_executed if seen is not None else True
         self.held.append((harness_outcome(part, provider_executed, self.work_dir), True))
 
+    def _hold_wire_result(self, result: WireToolResult) -> None:
+        """:meth:`_hold_tool_result` for a plain wire result (its value already stripped)."""
+        if result.tool_call_id in self.core.settled_call_ids:
+            return
+        seen = self.seen_calls.get(result.tool_call_id)
+        provider_executed = seen.provider_executed if seen is not None else True
+        self.held.append((wire_outcome(result, provider_executed), True))
+
     def hold_preliminary(self, tool_call_id: str, name: str, value: Any) -> None:
         """A host tool yielded a preliminary result: held until the step closes."""
         self.held.append(
@@ -601,22 +642,25 @@ class SliceMachine:
             yield from self._flush_held()
             self._reset_step()
             return
+        reason = part.finish_reason
         yield from self._close_step(
-            part.finish_reason, normalize_usage(part.usage), part.harness_metadata
+            reason.unified, reason.raw, normalize_usage(part.usage), part.harness_metadata
         )
 
     def _close_step(
         self,
-        finish_reason: FinishReason,
+        finish_reason: str,
+        raw_finish_reason: str | None,
         usage: LanguageModelUsage,
         metadata: Metadata | None,
     ) -> Steps[None]:
-        for part in self._close_step_parts(finish_reason, usage, metadata):
+        for part in self._close_step_parts(finish_reason, raw_finish_reason, usage, metadata):
             yield Emit(part)
 
     def _close_step_parts(
         self,
-        finish_reason: FinishReason,
+        finish_reason: str,
+        raw_finish_reason: str | None,
         usage: LanguageModelUsage,
         metadata: Metadata | None,
     ) -> list[ConsumerPart]:
@@ -633,6 +677,7 @@ class SliceMachine:
             self.model_id,
             usage,
             finish_reason,
+            raw_finish_reason,
             metadata,
         )
         self.outcome.steps.append(
@@ -642,8 +687,8 @@ class SliceMachine:
                 provider=f"harness:{self.core.harness_id}",
                 model_id=self.model_id,
                 content=self.step_content.parts(),
-                finish_reason=finish_reason.unified,
-                raw_finish_reason=finish_reason.raw,
+                finish_reason=finish_reason,
+                raw_finish_reason=raw_finish_reason,
                 usage=usage,
                 provider_metadata=metadata,
                 tools_context=self.frozen.tools_context,
@@ -853,9 +898,7 @@ class SliceMachine:
         yield JOIN
         self.unjoined = False
         if self.step_open or self.step_has_content or self.held:
-            yield from self._close_step(
-                FinishReason(unified="tool-calls"), LanguageModelUsage(), None
-            )
+            yield from self._close_step("tool-calls", None, LanguageModelUsage(), None)
         self.core.pause()
         self.outcome.paused = True
         # The adapter's turn stays alive (APPROVAL-039): what it emits into the queue from

@@ -56,6 +56,7 @@ from ._errors import SandboxTimeoutError as SandboxTimeoutError
 from ._errors import SandboxUnavailableError as SandboxUnavailableError
 from ._errors import ToolContextValidationError as ToolContextValidationError
 from ._errors import get_harness_error_message as get_harness_error_message
+from ._json import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
 from ._json import JSONValue as JSONValue
 from ._json import find_non_json as find_non_json
 from ._json import is_json_value as is_json_value
@@ -97,6 +98,7 @@ from ._response_format import ResponseFormat as ResponseFormat
 from ._response_format import TextResponseFormat as TextResponseFormat
 from ._skills import Skill as Skill
 from ._skills import SkillFile as SkillFile
+from ._stream_parts import MAX_PART_DEPTH as MAX_PART_DEPTH
 from ._stream_parts import STREAM_PART_TYPES as STREAM_PART_TYPES
 from ._stream_parts import CallWarning as CallWarning
 from ._stream_parts import CompactionPart as CompactionPart
@@ -158,6 +160,8 @@ __all__ = [
     "BOOTSTRAP_SCHEMA_VERSION",
     "BUILTIN_TOOL_NAMES",
     "CONSUMER_PART_TYPES",
+    "MAX_PART_DEPTH",
+    "MAX_SAFE_INTEGER",
     "PERMISSION_MODES",
     "QUESTIONS_TOOL_INPUT_SCHEMA",
     "QUESTIONS_TOOL_OUTPUT_SCHEMA",

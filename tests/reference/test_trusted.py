@@ -276,7 +276,9 @@ def test_finish_step_parts_are_the_constructors(
     reason = FinishReason.model_validate({"unified": unified, "raw": raw})
     consumer_usage = normalize_usage(usage)
     timestamp = "2026-01-01T00:00:00+00:00"
-    built = finish_step_part("call-3", timestamp, model_id, consumer_usage, reason, metadata)
+    built = finish_step_part(
+        "call-3", timestamp, model_id, consumer_usage, reason.unified, reason.raw, metadata
+    )
     expected = ConsumerFinishStepPart(
         response=StepResponse(id="call-3", timestamp=timestamp, model_id=model_id),
         usage=consumer_usage,
@@ -287,7 +289,9 @@ def test_finish_step_parts_are_the_constructors(
     _assert_same(built, expected)
     _assert_same(built.response, expected.response)
     # Fresh mutable defaults per part, as the constructor makes them.
-    other = finish_step_part("call-4", timestamp, model_id, consumer_usage, reason, metadata)
+    other = finish_step_part(
+        "call-4", timestamp, model_id, consumer_usage, reason.unified, reason.raw, metadata
+    )
     assert other.response.messages is not built.response.messages
     assert other.performance is not built.performance
     assert other.performance["toolExecutionMs"] is not built.performance["toolExecutionMs"]

@@ -1,0 +1,211 @@
+"""The hot harness parts read straight from their wire dicts.
+
+An adapter that emits dicts has each one parsed into a harness model, which the turn
+engine then translates into a consumer part. For the parts most turns are made of
+(deltas, tool results, ``finish-step``), when the dict is *plain* (the shapes the
+parser's own fast path takes: no metadata, no ``raw`` usage, JSON-safe values), the
+readers here give the translation the values it needs without the harness model in
+between. Anything else returns ``None`` and goes through the parser, which stays the one
+authority on what is valid: every dict a reader accepts, ``parse_stream_part`` accepts
+and reads the same way (``tests/reference/test_wire.py`` checks both directions on
+generated dicts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from harness_testkit.spec import (
+    MAX_PART_DEPTH,
+    MAX_SAFE_INTEGER,
+    ConsumerReasoningDeltaPart,
+    ConsumerTextDeltaPart,
+    LanguageModelUsage,
+    UnifiedFinishReason,
+)
+
+from ._results import consumer_usage
+from ._strip import strip_work_dir
+
+__all__ = ["WireFinishStep", "WireToolResult", "wire_delta", "wire_finish_step", "wire_tool_result"]
+
+
+#: The consumer model of each delta ``type``, and the fields a delta is built with.
+_DELTAS: dict[str, type[ConsumerTextDeltaPart] | type[ConsumerReasoningDeltaPart]] = {
+    "text-delta": ConsumerTextDeltaPart,
+    "reasoning-delta": ConsumerReasoningDeltaPart,
+}
+_DELTA_FIELDS = {"id", "text", "provider_metadata"}
+
+
+def wire_delta(obj: dict[str, Any]) -> ConsumerTextDeltaPart | ConsumerReasoningDeltaPart | None:
+    """The consumer delta of a plain wire delta (exactly ``type``, ``id`` and ``delta``,
+    both ``str``); ``None`` for anything else."""
+    if len(obj) != 3:
+        return None
+    kind = obj.get("type")
+    if kind != "text-delta" and kind != "reasoning-delta":
+        return None
+    block_id = obj.get("id")
+    text = obj.get("delta")
+    if type(block_id) is not str or type(text) is not str:
+        return None
+    values = {"type": kind, "id": block_id, "text": text, "provider_metadata": None}
+    return _DELTAS[kind].from_trusted(values, _DELTA_FIELDS)
+
+
+# -- finish-step ----------------------------------------------------------------------------
+
+_REASONS = frozenset(get_args(UnifiedFinishReason))
+_INPUT_KEYS = {"total": 0, "noCache": 1, "cacheRead": 2, "cacheWrite": 3}
+_OUTPUT_KEYS = {"total": 0, "text": 1, "reasoning": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class WireFinishStep:
+    """A plain ``finish-step``: its reason and its usage, already the consumer's."""
+
+    unified: str
+    raw: str | None
+    usage: LanguageModelUsage
+
+
+def _counts(obj: object, keys: dict[str, int]) -> list[int | None] | None:
+    """Token counts by position (``None`` when absent), when ``obj`` is a dict of known
+    keys holding safe integers or ``None``."""
+    if type(obj) is not dict:
+        return None
+    counts: list[int | None] = [None] * len(keys)
+    for key, value in obj.items():
+        index = keys.get(key)
+        if index is None or (
+            value is not None
+            and (type(value) is not int or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
+        ):
+            return None
+        counts[index] = value
+    return counts
+
+
+def wire_finish_step(obj: dict[str, Any]) -> WireFinishStep | None:
+    """A ``finish-step`` of exactly a plain reason (``{"unified"[, "raw"]}``) and a plain
+    usage (``inputTokens`` and ``outputTokens`` counts, nothing else); ``None`` otherwise."""
+    if len(obj) != 3 or obj.get("type") != "finish-step":
+        return None
+    reason = obj.get("finishReason")
+    usage = obj.get("usage")
+    if type(reason) is not dict or type(usage) is not dict or len(usage) != 2:
+        return None
+    unified = reason.get("unified")
+    if type(unified) is not str or unified not in _REASONS:
+        return None
+    raw = reason.get("raw")
+    if len(reason) == 2:
+        if "raw" not in reason or (raw is not None and type(raw) is not str):
+            return None
+    elif len(reason) != 1:
+        return None
+    inputs = _counts(usage.get("inputTokens"), _INPUT_KEYS)
+    if inputs is None:
+        return None
+    outputs = _counts(usage.get("outputTokens"), _OUTPUT_KEYS)
+    if outputs is None:
+        return None
+    input_total, no_cache, cache_read, cache_write = inputs
+    output_total, text, reasoning = outputs
+    return WireFinishStep(
+        unified,
+        raw,
+        consumer_usage(
+            input_total, no_cache, cache_read, cache_write, output_total, text, reasoning, None
+        ),
+    )
+
+
+# -- tool-result ----------------------------------------------------------------------------
+
+#: A plain tool result's keys: wire name -> (position, required); flags are bool or None.
+_RESULT_KEYS = {
+    "toolCallId": (0, True),
+    "toolName": (1, True),
+    "result": (2, False),
+    "isError": (3, False),
+    "preliminary": (4, False),
+    "dynamic": (5, False),
+}
+_STRINGS = 2  # positions below this are the required strings; from 3 on, the flags
+
+
+@dataclass(frozen=True, slots=True)
+class WireToolResult:
+    """A plain ``tool-result``: its fields, ``result`` copied with the work dir stripped."""
+
+    tool_call_id: str
+    tool_name: str
+    result: Any
+    is_error: bool | None
+    preliminary: bool | None
+    dynamic: bool | None
+
+
+class _NotPlain(Exception):
+    """A value the reader leaves to the parser."""
+
+
+def _stripped(value: Any, depth: int, work_dir: str) -> Any:
+    """``value`` copied as the ``JSONValue`` validator copies it, strings stripped of the
+    work dir; raises :class:`_NotPlain` for anything the parser's fast path does not take
+    (a non-``str`` key, an unsafe integer, another type, a container at
+    ``MAX_PART_DEPTH`` or deeper; ``depth`` is the value's own)."""
+    kind = type(value)
+    if kind is str:
+        return strip_work_dir(value, work_dir) if work_dir and work_dir in value else value
+    if kind is bool or kind is float or value is None:
+        return value
+    if kind is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+        raise _NotPlain
+    if depth >= MAX_PART_DEPTH:
+        raise _NotPlain
+    if kind is dict:
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            copied[key] = _stripped(item, depth + 1, work_dir)
+        return copied
+    if kind is list:
+        return [_stripped(item, depth + 1, work_dir) for item in value]
+    raise _NotPlain
+
+
+def wire_tool_result(obj: dict[str, Any], work_dir: str) -> WireToolResult | None:
+    """A ``tool-result`` of plain fields only (no metadata; ``result`` plain JSON);
+    ``None`` otherwise."""
+    if obj.get("type") != "tool-result":
+        return None
+    fields: list[Any] = [None] * len(_RESULT_KEYS)
+    required = 0
+    for key, value in obj.items():
+        if key == "type":
+            continue
+        entry = _RESULT_KEYS.get(key)
+        if entry is None:
+            return None
+        position, is_required = entry
+        if position < _STRINGS:
+            if type(value) is not str:
+                return None
+        elif position > _STRINGS and value is not None and type(value) is not bool:
+            return None
+        fields[position] = value
+        required += is_required
+    if required != 2:
+        return None
+    try:
+        fields[_STRINGS] = _stripped(fields[_STRINGS], 1, work_dir)
+    except _NotPlain:
+        return None
+    return WireToolResult(*fields)
