@@ -37,14 +37,13 @@ from harness_testkit.spec import (
     TextDeltaPart,
     TextEndPart,
     TextStartPart,
-    ToolCallPart,
     ToolResultPart,
     WireModel,
 )
 
 from ._strip import strip_value, strip_work_dir
 from ._tool import Tool, parse_tool_call_input
-from ._wire import WireToolResult
+from ._wire import CallFields, WireToolResult
 
 __all__ = [
     "compaction_parts",
@@ -166,7 +165,7 @@ def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
 
 
 def consumer_call(
-    part: ToolCallPart, work_dir: str, merged_tools: Mapping[str, Tool | BuiltinTool]
+    part: CallFields, work_dir: str, merged_tools: Mapping[str, Tool | BuiltinTool]
 ) -> ConsumerToolCallPart:
     """The consumer ``tool-call``: work dir stripped, input parsed and checked (MERGE)."""
     parsed = parse_tool_call_input(

@@ -103,7 +103,14 @@ from ._translate import (
     wire_outcome,
 )
 from ._turn_state import ApprovalContinuation, ResultContinuation, SliceOutcome, TurnCore
-from ._wire import WireToolResult, wire_delta, wire_finish_step, wire_tool_result
+from ._wire import (
+    CallFields,
+    WireToolResult,
+    wire_delta,
+    wire_finish_step,
+    wire_tool_call,
+    wire_tool_result,
+)
 
 #: Block boundaries :meth:`SliceMachine.quick` forwards (exact types: what ``feed`` does
 #: for them is open the step and forward the translated part).
@@ -147,7 +154,7 @@ class SliceFailed(Exception):
 
 @dataclass
 class _SeenCall:
-    harness: ToolCallPart
+    harness: CallFields
     consumer: ConsumerToolCallPart
     provider_executed: bool
 
@@ -264,7 +271,10 @@ class SliceMachine:
             return []
         if kind is not ToolCallPart:
             return None
-        call: ToolCallPart = part  # type: ignore[assignment]
+        return self._quick_call(part)  # type: ignore[arg-type]
+
+    def _quick_call(self, call: CallFields) -> list[ConsumerPart] | None:
+        """A provider-executed call while no pause is pending: forwarded at once."""
         if call.provider_executed is not True or self.pause_requested:
             return None
         if self._settled(call):
@@ -282,7 +292,8 @@ class SliceMachine:
 
     def quick_wire(self, obj: dict[str, Any]) -> list[ConsumerPart] | None:
         """:meth:`quick` straight from a wire dict, for the plain shapes ``_wire`` reads
-        (a delta inside an open step, a tool result, a ``finish-step``); ``None`` for
+        (a delta inside an open step, a provider-executed call, a tool result, a
+        ``finish-step``); ``None`` for
         anything else (the caller parses it and asks :meth:`quick`)."""
         kind = obj.get("type")
         if kind == "text-delta" or kind == "reasoning-delta":
@@ -300,6 +311,9 @@ class SliceMachine:
                 return None
             self._hold_wire_result(result)
             return []
+        if kind == "tool-call":
+            call = wire_tool_call(obj)
+            return None if call is None else self._quick_call(call)
         if kind == "finish-step" and self._step_closes_now():
             step = wire_finish_step(obj)
             if step is None:
@@ -407,17 +421,17 @@ class SliceMachine:
                 ConsumerToolInputEndPart(id=part.id, provider_metadata=part.provider_metadata)
             )
 
-    def _consumer_call(self, part: ToolCallPart) -> ConsumerToolCallPart:
+    def _consumer_call(self, part: CallFields) -> ConsumerToolCallPart:
         return consumer_call(part, self.work_dir, self.frozen.merged_tools)
 
-    def _settled(self, part: ToolCallPart) -> bool:
+    def _settled(self, part: CallFields) -> bool:
         # A replay of a call this slice already settled (5.4.5, 5.4.8).
         return (
             part.tool_call_id in self.core.settled_call_ids
             or part.tool_call_id in self.builtin_settled
         )
 
-    def _note_call(self, part: ToolCallPart, consumer: ConsumerToolCallPart) -> None:
+    def _note_call(self, part: CallFields, consumer: ConsumerToolCallPart) -> None:
         self.seen_calls[part.tool_call_id] = _SeenCall(
             part, consumer, part.provider_executed is True
         )

@@ -14,7 +14,7 @@ generated dicts).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 from harness_testkit.spec import (
     MAX_PART_DEPTH,
@@ -22,13 +22,23 @@ from harness_testkit.spec import (
     ConsumerReasoningDeltaPart,
     ConsumerTextDeltaPart,
     LanguageModelUsage,
+    ProviderMetadata,
     UnifiedFinishReason,
 )
 
 from ._results import consumer_usage
 from ._strip import strip_work_dir
 
-__all__ = ["WireFinishStep", "WireToolResult", "wire_delta", "wire_finish_step", "wire_tool_result"]
+__all__ = [
+    "CallFields",
+    "WireFinishStep",
+    "WireToolCall",
+    "WireToolResult",
+    "wire_delta",
+    "wire_finish_step",
+    "wire_tool_call",
+    "wire_tool_result",
+]
 
 
 #: The consumer model of each delta ``type``, and the fields a delta is built with.
@@ -209,3 +219,76 @@ def wire_tool_result(obj: dict[str, Any], work_dir: str) -> WireToolResult | Non
     except _NotPlain:
         return None
     return WireToolResult(*fields)
+
+
+# -- tool-call ------------------------------------------------------------------------------
+
+
+class CallFields(Protocol):
+    """What the turn engine reads of a harness tool call: a ``ToolCallPart``, or a
+    :class:`WireToolCall` read from the wire."""
+
+    @property
+    def tool_call_id(self) -> str: ...
+    @property
+    def tool_name(self) -> str: ...
+    @property
+    def input(self) -> str: ...
+    @property
+    def provider_executed(self) -> bool | None: ...
+    @property
+    def dynamic(self) -> bool | None: ...
+    @property
+    def native_name(self) -> str | None: ...
+    @property
+    def provider_metadata(self) -> ProviderMetadata | None: ...
+    @property
+    def step_tool_call_count(self) -> int | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WireToolCall:
+    """A plain ``tool-call``: no metadata, no step call count."""
+
+    tool_call_id: str
+    tool_name: str
+    input: str
+    provider_executed: bool | None
+    dynamic: bool | None
+    native_name: str | None
+    provider_metadata: None = None
+    step_tool_call_count: None = None
+
+
+#: A plain tool call's keys: wire name -> (position, type, required).
+_CALL_KEYS: dict[str, tuple[int, type, bool]] = {
+    "toolCallId": (0, str, True),
+    "toolName": (1, str, True),
+    "input": (2, str, True),
+    "providerExecuted": (3, bool, False),
+    "dynamic": (4, bool, False),
+    "nativeName": (5, str, False),
+}
+
+
+def wire_tool_call(obj: dict[str, Any]) -> WireToolCall | None:
+    """A ``tool-call`` of plain fields only (no metadata, no step call count); ``None``
+    otherwise."""
+    if obj.get("type") != "tool-call":
+        return None
+    fields: list[Any] = [None] * len(_CALL_KEYS)
+    required = 0
+    for key, value in obj.items():
+        if key == "type":
+            continue
+        entry = _CALL_KEYS.get(key)
+        if entry is None:
+            return None
+        position, expected, is_required = entry
+        if type(value) is not expected and (is_required or value is not None):
+            return None
+        fields[position] = value
+        required += is_required
+    if required != 3:
+        return None
+    return WireToolCall(*fields)

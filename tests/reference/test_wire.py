@@ -1,4 +1,4 @@
-"""The turn engine reads plain deltas, tool results and ``finish-step`` straight from the
+"""The turn engine reads plain deltas, tool calls and results and ``finish-step`` straight from the
 adapter's wire dicts (``reference/_wire.py``); the outcome must be what parsing the dict
 and translating the part gives.
 
@@ -20,7 +20,12 @@ from pydantic import ValidationError
 
 from harness_testkit.reference import tool
 from harness_testkit.reference._turn_machine import SliceMachine
-from harness_testkit.reference._wire import wire_delta, wire_finish_step, wire_tool_result
+from harness_testkit.reference._wire import (
+    wire_delta,
+    wire_finish_step,
+    wire_tool_call,
+    wire_tool_result,
+)
 from harness_testkit.spec import (
     MAX_PART_DEPTH,
     MAX_SAFE_INTEGER,
@@ -95,6 +100,19 @@ _BASES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "dynamic": st.one_of(st.none(), st.booleans()),
         },
     ),
+    "tool-call": st.fixed_dictionaries(
+        {
+            "type": st.just("tool-call"),
+            "toolCallId": st.sampled_from(["c1", "c2"]),
+            "toolName": st.sampled_from(["bash", "unknown"]),
+            "input": st.sampled_from(['{"x": 1}', "", "{", f'{{"p": "{WORK_DIR}/a"}}']),
+        },
+        optional={
+            "providerExecuted": st.one_of(st.none(), st.booleans(), st.just(True)),
+            "dynamic": st.one_of(st.none(), st.booleans()),
+            "nativeName": st.one_of(st.none(), st.just("Bash")),
+        },
+    ),
     "finish-step": st.fixed_dictionaries(
         {
             "type": st.just("finish-step"),
@@ -112,27 +130,29 @@ _BASES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     ),
 }
 _EXTRA_KEYS = ["harnessMetadata", "providerMetadata", "raw", "extra", "id", "result", "isError"]
+_EXTRA_KEYS += ["stepToolCallCount", "input"]
 
 
 @st.composite
 def _wire_dicts(draw: st.DrawFn) -> dict[str, Any]:
     """A plain hot-shape dict, then perhaps broken: a key dropped or added, a value (at
-    the top or one level down) replaced by an odd one."""
+    the top or one level down) replaced by an odd one (a copy: the odd values are shared
+    and a later break may change the dict it lands in)."""
     obj = draw(st.sampled_from(sorted(_BASES)).flatmap(lambda kind: _BASES[kind]))
     for _ in range(draw(st.integers(min_value=0, max_value=2))):
         action = draw(st.sampled_from(["drop", "add", "replace", "nested"]))
         if action == "drop" and obj:
             del obj[draw(st.sampled_from(sorted(obj)))]
         elif action == "add":
-            obj[draw(st.sampled_from(_EXTRA_KEYS))] = draw(_ODD)
+            obj[draw(st.sampled_from(_EXTRA_KEYS))] = copy.deepcopy(draw(_ODD))
         elif action == "replace" and obj:
-            obj[draw(st.sampled_from(sorted(obj)))] = draw(_ODD)
+            obj[draw(st.sampled_from(sorted(obj)))] = copy.deepcopy(draw(_ODD))
         elif action == "nested":
             inner = [value for value in obj.values() if type(value) is dict]
             if inner:
                 target = draw(st.sampled_from(inner))
                 keys = sorted(target, key=repr) or ["total"]
-                target[draw(st.sampled_from([*keys, "extra"]))] = draw(_ODD)
+                target[draw(st.sampled_from([*keys, "extra"]))] = copy.deepcopy(draw(_ODD))
     return obj
 
 
@@ -147,19 +167,46 @@ def _machine(*, step_open: bool, executed: bool | None) -> SliceMachine:
     return machine
 
 
+def _comparable(part: Any) -> Any:
+    """A consumer part as a value: an invalid call's error (an exception, equal only to
+    itself) by its type and message."""
+    error = getattr(part, "error", None)
+    if isinstance(error, BaseException):
+        return (part.model_copy(update={"error": None}), type(error), str(error))
+    return part
+
+
 def _state(machine: SliceMachine) -> Any:
+    seen = {
+        call_id: (
+            call.harness.tool_call_id,
+            call.harness.tool_name,
+            call.harness.input,
+            call.harness.provider_executed,
+            call.harness.native_name,
+            _comparable(call.consumer),
+            call.provider_executed,
+        )
+        for call_id, call in machine.seen_calls.items()
+    }
     return (
         machine.step_open,
         machine.step_has_content,
-        machine.step_content.parts(),
-        list(machine.held),
+        [_comparable(part) for part in machine.step_content.parts()],
+        [(_comparable(part), in_step) for part, in_step in machine.held],
         list(machine.outcome.steps),
+        seen,
+        machine.seen_in_step,
+        machine.expected_calls,
     )
 
 
 def _assert_parts_same(got: list[Any], expected: list[Any]) -> None:
     assert len(got) == len(expected)
     for built, wanted in zip(got, expected, strict=True):
+        if isinstance(getattr(wanted, "error", None), BaseException):
+            assert _comparable(built) == _comparable(wanted)
+            built, wanted = _comparable(built)[0], _comparable(wanted)[0]
         _assert_same(built, wanted)
 
 
@@ -234,6 +281,22 @@ def test_a_failed_result_is_a_tool_error_only_for_a_provider_executed_call(
         },
         {"type": "tool-result", "toolCallId": "c", "toolName": "t", "isError": True},
         {
+            "type": "tool-call",
+            "toolCallId": "call-1",
+            "toolName": "bash",
+            "input": '{"command":"echo 1"}',
+            "providerExecuted": True,
+        },
+        {
+            "type": "tool-call",
+            "toolCallId": "call-2",
+            "toolName": "bash",
+            "input": "{}",
+            "providerExecuted": True,
+            "dynamic": None,
+            "nativeName": "Bash",
+        },
+        {
             "type": "finish-step",
             "finishReason": {"unified": "tool-calls", "raw": "tool_use"},
             "usage": {"inputTokens": {"total": 10}, "outputTokens": {"total": 5}},
@@ -280,6 +343,19 @@ def test_the_common_shapes_are_taken_from_the_wire(obj: dict[str, Any]) -> None:
             "usage": {"inputTokens": {}, "outputTokens": {}, "raw": {"x": 1}},
         },
         {"type": "finish-step", "finishReason": {"unified": "done"}, "usage": {}},
+        {
+            "type": "tool-call",
+            "toolCallId": "c",
+            "toolName": "bash",
+            "input": "{}",
+            "providerExecuted": True,
+            "stepToolCallCount": 1,
+        },
+        {"type": "tool-call", "toolCallId": "c", "toolName": "bash", "input": {}},
+        {"type": "tool-call", "toolCallId": "c", "toolName": "bash", "providerExecuted": True},
+        {"type": "tool-call", "toolName": "bash", "input": "{}", "providerExecuted": True},
+        {"type": "tool-call", "toolCallId": "c", "input": "{}", "providerExecuted": True},
+        {"type": "tool-result", "toolName": "bash", "result": 1},
         {"type": ["text-delta"], "id": "t", "delta": "x"},
     ],
 )
@@ -287,6 +363,7 @@ def test_anything_unusual_is_left_to_the_parser(obj: dict[str, Any]) -> None:
     assert wire_delta(obj) is None
     assert wire_tool_result(obj, WORK_DIR) is None
     assert wire_finish_step(obj) is None
+    assert wire_tool_call(obj) is None
     assert _machine(step_open=True, executed=True).quick_wire(obj) is None
 
 
