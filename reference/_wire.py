@@ -135,16 +135,43 @@ def wire_finish_step(obj: dict[str, Any]) -> WireFinishStep | None:
 
 # -- tool-result ----------------------------------------------------------------------------
 
-#: A plain tool result's keys: wire name -> (position, required); flags are bool or None.
-_RESULT_KEYS = {
-    "toolCallId": (0, True),
-    "toolName": (1, True),
-    "result": (2, False),
-    "isError": (3, False),
-    "preliminary": (4, False),
-    "dynamic": (5, False),
+#: A flat part's keys: wire name -> (position, type, required); the type ``None`` marks the
+#: JSON value, checked on its own.
+_Keys = dict[str, tuple[int, type | None, bool]]
+_RESULT_KEYS: _Keys = {
+    "toolCallId": (0, str, True),
+    "toolName": (1, str, True),
+    "result": (2, None, False),
+    "isError": (3, bool, False),
+    "preliminary": (4, bool, False),
+    "dynamic": (5, bool, False),
 }
-_STRINGS = 2  # positions below this are the required strings; from 3 on, the flags
+
+
+def _flat_fields(obj: dict[str, Any], kind: str, keys: _Keys, required: int) -> list[Any] | None:
+    """The fields of a ``kind`` part by position (``None`` when absent), when every key
+    is known and each value of its type (``None`` for an optional one) and the
+    ``required`` keys are all given."""
+    if obj.get("type") != kind:
+        return None
+    fields: list[Any] = [None] * len(keys)
+    given = 0
+    for key, value in obj.items():
+        if key == "type":
+            continue
+        entry = keys.get(key)
+        if entry is None:
+            return None
+        position, expected, is_required = entry
+        if (
+            expected is not None
+            and type(value) is not expected
+            and (is_required or value is not None)
+        ):
+            return None
+        fields[position] = value
+        given += is_required
+    return fields if given == required else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,28 +221,11 @@ def _stripped(value: Any, depth: int, work_dir: str) -> Any:
 def wire_tool_result(obj: dict[str, Any], work_dir: str) -> WireToolResult | None:
     """A ``tool-result`` of plain fields only (no metadata; ``result`` plain JSON);
     ``None`` otherwise."""
-    if obj.get("type") != "tool-result":
-        return None
-    fields: list[Any] = [None] * len(_RESULT_KEYS)
-    required = 0
-    for key, value in obj.items():
-        if key == "type":
-            continue
-        entry = _RESULT_KEYS.get(key)
-        if entry is None:
-            return None
-        position, is_required = entry
-        if position < _STRINGS:
-            if type(value) is not str:
-                return None
-        elif position > _STRINGS and value is not None and type(value) is not bool:
-            return None
-        fields[position] = value
-        required += is_required
-    if required != 2:
+    fields = _flat_fields(obj, "tool-result", _RESULT_KEYS, 2)
+    if fields is None:
         return None
     try:
-        fields[_STRINGS] = _stripped(fields[_STRINGS], 1, work_dir)
+        fields[2] = _stripped(fields[2], 1, work_dir)
     except _NotPlain:
         return None
     return WireToolResult(*fields)
@@ -260,8 +270,8 @@ class WireToolCall:
     step_tool_call_count: None = None
 
 
-#: A plain tool call's keys: wire name -> (position, type, required).
-_CALL_KEYS: dict[str, tuple[int, type, bool]] = {
+#: A plain tool call's keys.
+_CALL_KEYS: _Keys = {
     "toolCallId": (0, str, True),
     "toolName": (1, str, True),
     "input": (2, str, True),
@@ -274,21 +284,5 @@ _CALL_KEYS: dict[str, tuple[int, type, bool]] = {
 def wire_tool_call(obj: dict[str, Any]) -> WireToolCall | None:
     """A ``tool-call`` of plain fields only (no metadata, no step call count); ``None``
     otherwise."""
-    if obj.get("type") != "tool-call":
-        return None
-    fields: list[Any] = [None] * len(_CALL_KEYS)
-    required = 0
-    for key, value in obj.items():
-        if key == "type":
-            continue
-        entry = _CALL_KEYS.get(key)
-        if entry is None:
-            return None
-        position, expected, is_required = entry
-        if type(value) is not expected and (is_required or value is not None):
-            return None
-        fields[position] = value
-        required += is_required
-    if required != 3:
-        return None
-    return WireToolCall(*fields)
+    fields = _flat_fields(obj, "tool-call", _CALL_KEYS, 3)
+    return None if fields is None else WireToolCall(*fields)
