@@ -6,7 +6,7 @@ import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import jsonschema
 from pydantic import BaseModel, ValidationError
@@ -139,9 +139,9 @@ def tool(
     )
 
 
-@dataclass(frozen=True)
-class ParsedToolCall:
-    """The outcome of validating a harness ``tool-call`` against the merged tool set."""
+class ParsedToolCall(NamedTuple):
+    """The outcome of validating a harness ``tool-call`` against the merged tool set (a
+    named tuple: one is made per call)."""
 
     input: Any
     invalid: bool
@@ -149,10 +149,25 @@ class ParsedToolCall:
     error: BaseException | None = None
 
 
+#: The standard decoder's scanner: one JSON value from an index, ``(value, end)``;
+#: ``StopIteration`` when none starts there, a ``JSONDecodeError`` when one is broken.
+_scan_once = json.JSONDecoder().scan_once
+
+
 def parse_json_text(text: str) -> tuple[bool, Any]:
     """Parse JSON text; ``''`` is ``{}``. Returns ``(ok, value_or_raw_text)``."""
-    if text.strip() == "":
+    if not text or text.isspace():  # what ``text.strip() == ""`` says, without a copy
         return True, {}
+    # Text that is one value and nothing else is scanned directly; anything else
+    # (surrounding whitespace, trailing data, no value) goes through ``json.loads``,
+    # which decides it, as it decides everything.
+    try:
+        value, end = _scan_once(text, 0)
+    except (StopIteration, ValueError):
+        pass
+    else:
+        if end == len(text):
+            return True, value
     try:
         return True, json.loads(text)
     except ValueError:

@@ -13,8 +13,7 @@ generated dicts).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol, get_args
+from typing import Any, NamedTuple, Protocol, get_args
 
 from harness_testkit.spec import (
     MAX_PART_DEPTH,
@@ -72,8 +71,7 @@ _INPUT_KEYS = {"total": 0, "noCache": 1, "cacheRead": 2, "cacheWrite": 3}
 _OUTPUT_KEYS = {"total": 0, "text": 1, "reasoning": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class WireFinishStep:
+class WireFinishStep(NamedTuple):
     """A plain ``finish-step``: its reason and its usage, already the consumer's."""
 
     unified: str
@@ -174,8 +172,7 @@ def _flat_fields(obj: dict[str, Any], kind: str, keys: _Keys, required: int) -> 
     return fields if given == required else None
 
 
-@dataclass(frozen=True, slots=True)
-class WireToolResult:
+class WireToolResult(NamedTuple):
     """A plain ``tool-result``: its fields, ``result`` copied with the work dir stripped."""
 
     tool_call_id: str
@@ -207,11 +204,19 @@ def _stripped(value: Any, depth: int, work_dir: str) -> Any:
     if depth >= MAX_PART_DEPTH:
         raise _NotPlain
     if kind is dict:
+        # Strings and numbers are decided inline: a result has many, a call each would
+        # be most of the cost.
         copied: dict[str, Any] = {}
         for key, item in value.items():
             if type(key) is not str:
                 raise _NotPlain
-            copied[key] = _stripped(item, depth + 1, work_dir)
+            kind = type(item)
+            if (kind is str and not (work_dir and work_dir in item)) or (
+                kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER
+            ):
+                copied[key] = item
+            else:
+                copied[key] = _stripped(item, depth + 1, work_dir)
         return copied
     if kind is list:
         return [_stripped(item, depth + 1, work_dir) for item in value]
@@ -256,8 +261,7 @@ class CallFields(Protocol):
     def step_tool_call_count(self) -> int | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class WireToolCall:
+class WireToolCall(NamedTuple):
     """A plain ``tool-call``: no metadata, no step call count."""
 
     tool_call_id: str

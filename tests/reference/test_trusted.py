@@ -4,6 +4,7 @@ tool outcomes and the consumer ``finish-step``."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from harness_testkit.reference import tool
 from harness_testkit.reference._results import add_usage, normalize_usage
 from harness_testkit.reference._strip import strip_value, strip_work_dir
-from harness_testkit.reference._tool import parse_tool_call_input
+from harness_testkit.reference._tool import parse_json_text, parse_tool_call_input
 from harness_testkit.reference._translate import (
     consumer_call,
     finish_step_part,
@@ -356,3 +357,38 @@ def test_stripped_values_are_the_plain_definitions(value: Any, work_dir: str) ->
     assert _types(stripped) == _types(expected)  # the same container and string types
     if work_dir and isinstance(value, list | dict):
         assert stripped is not value  # a new container, as before
+
+
+def _json_text_reference(text: str) -> tuple[bool, Any]:
+    """parse_json_text as first written: ``json.loads`` decides everything."""
+    if text.strip() == "":
+        return True, {}
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return False, text
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@given(
+    text=st.one_of(
+        st.text(max_size=12),
+        st.tuples(
+            st.sampled_from(["", " ", "\n", "\u00a0", "\ufeff"]),
+            _JSON_VALUES.map(json.dumps),
+            st.sampled_from(["", " ", "x", "}", "{}", "\t\n"]),
+        ).map("".join),
+        _JSON_VALUES.map(json.dumps).map(lambda text: text[: len(text) // 2]),
+    )
+)
+def test_json_text_parses_as_json_loads_decides(text: str) -> None:
+    got, expected = parse_json_text(text), _json_text_reference(text)
+    assert repr(got) == repr(expected)
