@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import json.scanner
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 import jsonschema
 from pydantic import BaseModel, ValidationError
@@ -151,7 +152,9 @@ class ParsedToolCall(NamedTuple):
 
 #: The standard decoder's scanner: one JSON value from an index, ``(value, end)``;
 #: ``StopIteration`` when none starts there, a ``JSONDecodeError`` when one is broken.
-_scan_once = json.JSONDecoder().scan_once
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    cast(Any, json.JSONDecoder())  # the scanner reads the decoder's settings
+)
 
 
 def parse_json_text(text: str) -> tuple[bool, Any]:
