@@ -269,6 +269,10 @@ def _validate(schema: Any, value: Any) -> None:
 _VALIDATORS: OrderedDict[int, tuple[Mapping[str, Any], Any, Callable[[Any], bool] | None]] = (
     OrderedDict()
 )
+#: The same validators by the schema's content (its canonical JSON), for a schema object
+#: not seen before whose content was: tools made afresh per session or turn with the
+#: same schema check it against the metaschema once.
+_BY_CONTENT: OrderedDict[str, tuple[Any, Callable[[Any], bool] | None]] = OrderedDict()
 _VALIDATOR_CACHE_SIZE = 1024
 
 
@@ -282,14 +286,24 @@ def _validator(schema: Mapping[str, Any]) -> tuple[Any, Callable[[Any], bool] | 
         _VALIDATORS.move_to_end(key)
         return entry[1], entry[2]
     plain = dict(schema)
-    validator_cls = jsonschema.validators.validator_for(plain)
-    validator_cls.check_schema(plain)
-    validator = validator_cls(plain)
-    check = _plain_check(plain)
-    _VALIDATORS[key] = (schema, validator, check)
+    try:
+        content: str | None = json.dumps(plain, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # not JSON: validated on its own, not shared
+        content = None
+    built = _BY_CONTENT.get(content) if content is not None else None
+    if built is None:
+        validator_cls = jsonschema.validators.validator_for(plain)
+        validator_cls.check_schema(plain)
+        built = (validator_cls(plain), _plain_check(plain))
+    if content is not None:
+        _BY_CONTENT[content] = built
+        _BY_CONTENT.move_to_end(content)
+        if len(_BY_CONTENT) > _VALIDATOR_CACHE_SIZE:
+            _BY_CONTENT.popitem(last=False)
+    _VALIDATORS[key] = (schema, *built)
     if len(_VALIDATORS) > _VALIDATOR_CACHE_SIZE:
         _VALIDATORS.popitem(last=False)
-    return validator, check
+    return built
 
 
 #: ``type`` keywords the plain check knows, with the Python types a parsed JSON value of

@@ -41,6 +41,7 @@ def _expected_error(value: Any, schema: dict[str, Any]) -> str | None:
 def test_a_tools_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
     cache: OrderedDict[int, Any] = OrderedDict()
     monkeypatch.setattr(tool_module, "_VALIDATORS", cache)
+    monkeypatch.setattr(tool_module, "_BY_CONTENT", OrderedDict())
     checked: list[object] = []
     real = jsonschema.Draft202012Validator.check_schema
 
@@ -58,8 +59,40 @@ def test_a_tools_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> Non
                 name, f'{{"command": "echo {index}"}}', tools, provider_executed=None, dynamic=None
             )
             assert not parsed.invalid
-    assert len(checked) == 2  # one metaschema check per tool schema, not one per call
+    # One metaschema check for the two equal schemas, not one per call or per tool.
+    assert len(checked) == 1
     assert [entry[0] for entry in cache.values()] == [bash.input_schema, host.input_schema]
+    first, second = cache.values()
+    assert first[1] is second[1], "equal schemas share one validator"
+
+
+def test_schemas_of_other_content_are_checked_on_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tool_module, "_VALIDATORS", OrderedDict())
+    monkeypatch.setattr(tool_module, "_BY_CONTENT", OrderedDict())
+    checked: list[object] = []
+    real = jsonschema.Draft202012Validator.check_schema
+
+    def counting(schema: Any, *args: Any, **kwargs: Any) -> None:
+        checked.append(schema)
+        real(schema, *args, **kwargs)
+
+    monkeypatch.setattr(jsonschema.Draft202012Validator, "check_schema", counting)
+    schemas = [
+        {"type": "object", "properties": {"n": {"const": 1}}},
+        {"type": "object", "properties": {"n": {"const": 1.0}}},
+        {"type": "object", "properties": {"n": {"const": True}}},
+        {"properties": {"n": {"const": 1}}, "type": "object"},  # the first, keys reordered
+    ]
+    for schema, value in zip(schemas, [1, 1, True, 1], strict=True):
+        validate_json_schema({"n": value}, schema)
+    assert len(checked) == 3
+    with pytest.raises(jsonschema.ValidationError):
+        validate_json_schema({"n": 1}, schemas[2])  # True is not 1 in JSON Schema
+    not_json: dict[Any, Any] = {"type": "object", 1: "a key JSON cannot hold"}
+    validate_json_schema({}, not_json)  # validated, never shared
+    assert len(checked) == 4
 
 
 def test_an_equal_but_distinct_schema_gets_its_own_validator() -> None:
