@@ -38,9 +38,8 @@ def _expected_error(value: Any, schema: dict[str, Any]) -> str | None:
     return None
 
 
-def test_a_tools_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    cache: OrderedDict[int, Any] = OrderedDict()
-    monkeypatch.setattr(tool_module, "_VALIDATORS", cache)
+def _count_schema_checks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The schemas checked against the metaschema from now on (the caches emptied)."""
     monkeypatch.setattr(tool_module, "_BY_CONTENT", OrderedDict())
     checked: list[object] = []
     real = jsonschema.Draft202012Validator.check_schema
@@ -50,6 +49,13 @@ def test_a_tools_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> Non
         real(schema, *args, **kwargs)
 
     monkeypatch.setattr(jsonschema.Draft202012Validator, "check_schema", counting)
+    return checked
+
+
+def test_a_tools_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache: OrderedDict[int, Any] = OrderedDict()
+    monkeypatch.setattr(tool_module, "_VALIDATORS", cache)
+    checked = _count_schema_checks(monkeypatch)
     bash = BuiltinTool(input_schema=dict(SCHEMA), common_name="bash", native_name="Bash")
     host = tool(input_schema=dict(SCHEMA))
     tools: dict[str, Tool | BuiltinTool] = {"bash": bash, "host": host}
@@ -70,15 +76,7 @@ def test_schemas_of_other_content_are_checked_on_their_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(tool_module, "_VALIDATORS", OrderedDict())
-    monkeypatch.setattr(tool_module, "_BY_CONTENT", OrderedDict())
-    checked: list[object] = []
-    real = jsonschema.Draft202012Validator.check_schema
-
-    def counting(schema: Any, *args: Any, **kwargs: Any) -> None:
-        checked.append(schema)
-        real(schema, *args, **kwargs)
-
-    monkeypatch.setattr(jsonschema.Draft202012Validator, "check_schema", counting)
+    checked = _count_schema_checks(monkeypatch)
     schemas = [
         {"type": "object", "properties": {"n": {"const": 1}}},
         {"type": "object", "properties": {"n": {"const": 1.0}}},
