@@ -348,7 +348,10 @@ class SliceRunner:
         sink = self.sink_now
         if sink is None or self.abort.is_set() or not sink.has_room(2):
             return False
-        parts = self.machine.quick_wire(obj)
+        try:
+            parts = self.machine.quick_wire(obj)
+        except Exception:  # parsed and offered again, the reader fails the turn with it
+            return False
         if parts is None:
             return False
         for consumer in parts:

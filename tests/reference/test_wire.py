@@ -11,14 +11,17 @@ changed. The shapes adapters emit most (the benchmark's) are taken.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from harness_testkit.reference import tool
+from harness_testkit.reference._part_queue import PartQueue
 from harness_testkit.reference._turn_machine import SliceMachine
 from harness_testkit.reference._wire import (
     wire_delta,
@@ -29,10 +32,14 @@ from harness_testkit.reference._wire import (
 from harness_testkit.spec import (
     MAX_PART_DEPTH,
     MAX_SAFE_INTEGER,
+    BuiltinTool,
+    ConsumerErrorPart,
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
     parse_stream_part,
 )
+from tests.reference.scripted import ScriptedHarness, finish, finish_step, text_step, tool_call
+from tests.reference.test_agent_support import opened, stream_parts
 from tests.reference.test_trusted import _assert_same
 from tests.reference.test_turn_machine import WORK_DIR, _call, _core
 
@@ -374,3 +381,43 @@ def test_a_self_containing_result_is_left_to_the_parser() -> None:
     assert wire_tool_result(obj, WORK_DIR) is None
     with pytest.raises(ValidationError):
         parse_stream_part(obj)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("as_dict", [True, False])
+async def test_a_call_whose_translation_raises_fails_the_turn_as_the_parsed_call_does(
+    tmp_path: Path, as_dict: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A built-in with a broken schema makes translating its call raise. Read from the
+    wire inside ``emit``, the error must not reach the adapter: the turn fails with it,
+    as for the same call emitted as a model."""
+    raised: list[BaseException] = []
+    original = PartQueue.emit
+
+    def recording(self: PartQueue, part: Any) -> None:
+        try:
+            original(self, part)
+        except BaseException as error:
+            raised.append(error)
+            raise
+
+    monkeypatch.setattr(PartQueue, "emit", recording)
+    call = tool_call("c1", "bash", '{"command": "ls"}', provider_executed=True)
+    broken = BuiltinTool(input_schema={"type": "no-such-type"}, common_name="bash")
+    harness = ScriptedHarness(
+        [
+            [
+                *text_step("before"),
+                call if as_dict else parse_stream_part(call),
+                finish_step("tool-calls"),
+                finish(),
+            ]
+        ],
+        builtin_tools={"bash": broken},
+    )
+    async with opened(harness, tmp_path) as (agent, session):
+        _, parts = await stream_parts(agent, session=session, prompt="go")
+    assert raised == [], "emit never raises into the adapter"
+    error = parts[-1]
+    assert isinstance(error, ConsumerErrorPart)
+    assert isinstance(error.error, jsonschema.SchemaError)
