@@ -210,6 +210,9 @@ class StepContent:
             self._texts = []
 
 
+_new_object = object.__new__
+
+
 @dataclass(frozen=True)
 class StepResult:
     """One model step of a turn slice.
@@ -239,6 +242,39 @@ class StepResult:
     provider_metadata: Metadata | None
     tools_context: Any
     response: ConsumerFinishStepPart | None = None
+
+    @classmethod
+    def of(
+        cls,
+        step_number: int,
+        call_id: str,
+        provider: str,
+        model_id: str,
+        content: tuple[ContentPart, ...],
+        finish_reason: str,
+        raw_finish_reason: str | None,
+        usage: LanguageModelUsage,
+        provider_metadata: Metadata | None,
+        tools_context: Any,
+        response: ConsumerFinishStepPart | None,
+    ) -> StepResult:
+        """The step with every field given, in declaration order: what the constructor
+        makes, without its eleven frozen-attribute writes (one step per model step)."""
+        step = _new_object(cls)
+        step.__dict__.update(
+            step_number=step_number,
+            call_id=call_id,
+            provider=provider,
+            model_id=model_id,
+            content=content,
+            finish_reason=finish_reason,
+            raw_finish_reason=raw_finish_reason,
+            usage=usage,
+            provider_metadata=provider_metadata,
+            tools_context=tools_context,
+            response=response,
+        )
+        return step
 
     @property
     def text(self) -> str:

@@ -695,18 +695,18 @@ class SliceMachine:
             metadata,
         )
         self.outcome.steps.append(
-            StepResult(
-                step_number=step_number,
-                call_id=self.call_id,
-                provider=f"harness:{self.core.harness_id}",
-                model_id=self.model_id,
-                content=self.step_content.parts(),
-                finish_reason=finish_reason,
-                raw_finish_reason=raw_finish_reason,
-                usage=usage,
-                provider_metadata=metadata,
-                tools_context=self.frozen.tools_context,
-                response=response,
+            StepResult.of(
+                step_number,
+                self.call_id,
+                f"harness:{self.core.harness_id}",
+                self.model_id,
+                self.step_content.parts(),
+                finish_reason,
+                raw_finish_reason,
+                usage,
+                metadata,
+                self.frozen.tools_context,
+                response,
             )
         )
         out.append(response)

@@ -4,14 +4,16 @@ tool outcomes and the consumer ``finish-step``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from harness_testkit.reference import tool
-from harness_testkit.reference._results import add_usage, normalize_usage
+from harness_testkit.reference._results import StepResult, TextContent, add_usage, normalize_usage
 from harness_testkit.reference._strip import strip_value, strip_work_dir
 from harness_testkit.reference._tool import parse_json_text, parse_tool_call_input
 from harness_testkit.reference._translate import (
@@ -392,3 +394,30 @@ _JSON_VALUES = st.recursive(
 def test_json_text_parses_as_json_loads_decides(text: str) -> None:
     got, expected = parse_json_text(text), _json_text_reference(text)
     assert repr(got) == repr(expected)
+
+
+def test_a_step_built_from_values_is_the_constructors() -> None:
+    usage = normalize_usage(Usage.of(3, 4))
+    response = finish_step_part(
+        "call-0", "2026-01-01T00:00:00+00:00", "m", usage, "stop", None, None
+    )
+    values: dict[str, Any] = {
+        "step_number": 0,
+        "call_id": "call",
+        "provider": "harness:mock",
+        "model_id": "m",
+        "content": (TextContent(text="hi"),),
+        "finish_reason": "stop",
+        "raw_finish_reason": None,
+        "usage": usage,
+        "provider_metadata": {"mock": {"k": 1}},
+        "tools_context": {"t": {}},
+        "response": response,
+    }
+    built, expected = StepResult.of(*values.values()), StepResult(**values)
+    assert built == expected
+    assert repr(built) == repr(expected)
+    assert dataclasses.asdict(built) == dataclasses.asdict(expected)
+    assert [field.name for field in dataclasses.fields(StepResult)] == list(values)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.step_number = 1  # type: ignore[misc]  # frozen, as the constructor's
