@@ -37,6 +37,7 @@ __all__ = [
     "consumer_usage",
     "normalize_usage",
     "response_messages",
+    "step_result",
 ]
 
 
@@ -243,39 +244,6 @@ class StepResult:
     tools_context: Any
     response: ConsumerFinishStepPart | None = None
 
-    @classmethod
-    def of(
-        cls,
-        step_number: int,
-        call_id: str,
-        provider: str,
-        model_id: str,
-        content: tuple[ContentPart, ...],
-        finish_reason: str,
-        raw_finish_reason: str | None,
-        usage: LanguageModelUsage,
-        provider_metadata: Metadata | None,
-        tools_context: Any,
-        response: ConsumerFinishStepPart | None,
-    ) -> StepResult:
-        """The step with every field given, in declaration order: what the constructor
-        makes, without its eleven frozen-attribute writes (one step per model step)."""
-        step = _new_object(cls)
-        step.__dict__.update(
-            step_number=step_number,
-            call_id=call_id,
-            provider=provider,
-            model_id=model_id,
-            content=content,
-            finish_reason=finish_reason,
-            raw_finish_reason=raw_finish_reason,
-            usage=usage,
-            provider_metadata=provider_metadata,
-            tools_context=tools_context,
-            response=response,
-        )
-        return step
-
     @property
     def text(self) -> str:
         """The step's text (all text deltas, coalesced)."""
@@ -300,6 +268,39 @@ class StepResult:
             for p in self.content
             if isinstance(p, ConsumerToolResultPart) and p.preliminary is not True
         ]
+
+
+def step_result(
+    step_number: int,
+    call_id: str,
+    provider: str,
+    model_id: str,
+    content: tuple[ContentPart, ...],
+    finish_reason: str,
+    raw_finish_reason: str | None,
+    usage: LanguageModelUsage,
+    provider_metadata: Metadata | None,
+    tools_context: Any,
+    response: ConsumerFinishStepPart | None,
+) -> StepResult:
+    """The step with every field given, in declaration order: what ``StepResult(...)``
+    makes, without the frozen dataclass's eleven attribute writes (one step per model
+    step)."""
+    step = _new_object(StepResult)
+    step.__dict__.update(
+        step_number=step_number,
+        call_id=call_id,
+        provider=provider,
+        model_id=model_id,
+        content=content,
+        finish_reason=finish_reason,
+        raw_finish_reason=raw_finish_reason,
+        usage=usage,
+        provider_metadata=provider_metadata,
+        tools_context=tools_context,
+        response=response,
+    )
+    return step
 
 
 def _with_options(entry: dict[str, Any], metadata: Metadata | None) -> dict[str, Any]:

@@ -89,7 +89,7 @@ from ._effects import (
     json_or_raw,
     jsonable,
 )
-from ._results import StepContent, StepResult, add_usage, normalize_usage
+from ._results import StepContent, add_usage, normalize_usage, step_result
 from ._strip import StreamingStripper, strip_value, strip_work_dir
 from ._translate import (
     compaction_parts,
@@ -695,7 +695,7 @@ class SliceMachine:
             metadata,
         )
         self.outcome.steps.append(
-            StepResult.of(
+            step_result(
                 step_number,
                 self.call_id,
                 f"harness:{self.core.harness_id}",

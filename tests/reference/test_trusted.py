@@ -13,7 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness_testkit.reference import tool
-from harness_testkit.reference._results import StepResult, TextContent, add_usage, normalize_usage
+from harness_testkit.reference._results import (
+    StepResult,
+    TextContent,
+    add_usage,
+    normalize_usage,
+    step_result,
+)
 from harness_testkit.reference._strip import strip_value, strip_work_dir
 from harness_testkit.reference._tool import parse_json_text, parse_tool_call_input
 from harness_testkit.reference._translate import (
@@ -414,7 +420,7 @@ def test_a_step_built_from_values_is_the_constructors() -> None:
         "tools_context": {"t": {}},
         "response": response,
     }
-    built, expected = StepResult.of(*values.values()), StepResult(**values)
+    built, expected = step_result(*values.values()), StepResult(**values)
     assert built == expected
     assert repr(built) == repr(expected)
     assert dataclasses.asdict(built) == dataclasses.asdict(expected)
