@@ -101,11 +101,11 @@ FINDINGS = (
         "harness_testkit.reference._stream_result:StreamResult._put",
         "self._progress.fire()",
         "Tool-heavy (callgrind instruction counts, cProfile; after the wire readers of "
-        "reference/_wire.py): a tool-heavy turn is about 74M instructions against the "
+        "reference/_wire.py): a tool-heavy turn is about 71M instructions against the "
         "minimal adapter's 17M. The synchronous translation of one step (three wire "
         "dicts read, the call input parsed and checked, the consumer call, outcome, "
         "usage, finish-step and response built, the step recorded and stamped with "
-        "clock().isoformat()) is about 225k instructions in some 55 Python calls, about "
+        "clock().isoformat()) is about 210k instructions in some 55 Python calls, about "
         "60% of the turn; waking the consumer (StreamResult._put, twice a step) and "
         "its reads about a tenth; collections about 5%. What is left is the number of "
         "Python calls a step makes: a further cut means fusing the call, outcome and "
