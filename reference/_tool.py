@@ -269,9 +269,10 @@ def _validate(schema: Any, value: Any) -> None:
 _VALIDATORS: OrderedDict[int, tuple[Mapping[str, Any], Any, Callable[[Any], bool] | None]] = (
     OrderedDict()
 )
-#: The same validators by the schema's content (its canonical JSON), for a schema object
-#: not seen before whose content was: tools made afresh per session or turn with the
-#: same schema check it against the metaschema once.
+#: The same validators by the schema's content (its JSON, keys in their order), for a
+#: schema object not seen before whose content was: tools made afresh per session or turn
+#: with the same schema check it against the metaschema once. A shared validator holds a
+#: copy of the schema: a tool's schema is read when its first call is validated.
 _BY_CONTENT: OrderedDict[str, tuple[Any, Callable[[Any], bool] | None]] = OrderedDict()
 _VALIDATOR_CACHE_SIZE = 1024
 
@@ -287,11 +288,14 @@ def _validator(schema: Mapping[str, Any]) -> tuple[Any, Callable[[Any], bool] | 
         return entry[1], entry[2]
     plain = dict(schema)
     try:
-        content: str | None = json.dumps(plain, sort_keys=True, allow_nan=False)
+        # Key order kept: it decides which error jsonschema's best match reports.
+        content: str | None = json.dumps(plain, allow_nan=False)
     except (TypeError, ValueError):  # not JSON: validated on its own, not shared
         content = None
     built = _BY_CONTENT.get(content) if content is not None else None
     if built is None:
+        if content is not None:  # a shared validator holds its own copy of the schema
+            plain = json.loads(content)
         validator_cls = jsonschema.validators.validator_for(plain)
         validator_cls.check_schema(plain)
         built = (validator_cls(plain), _plain_check(plain))

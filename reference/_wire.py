@@ -2,13 +2,13 @@
 
 An adapter that emits dicts has each one parsed into a harness model, which the turn
 engine then translates into a consumer part. For the parts most turns are made of
-(deltas, tool results, ``finish-step``), when the dict is *plain* (the shapes the
-parser's own fast path takes: no metadata, no ``raw`` usage, JSON-safe values), the
+(deltas, tool calls and results, ``finish-step``), when the dict is *plain* (the shapes
+the parser's own fast path takes: no metadata, no ``raw`` usage, JSON-safe values), the
 readers here give the translation the values it needs without the harness model in
 between. Anything else returns ``None`` and goes through the parser, which stays the one
 authority on what is valid: every dict a reader accepts, ``parse_stream_part`` accepts
-and reads the same way (``tests/reference/test_wire.py`` checks both directions on
-generated dicts).
+too, and the turn engine ends in the same state either way
+(``tests/reference/test_wire.py`` checks this on generated dicts, valid and broken).
 """
 
 from __future__ import annotations
@@ -210,9 +210,9 @@ def _stripped(value: Any, depth: int, work_dir: str) -> Any:
         for key, item in value.items():
             if type(key) is not str:
                 raise _NotPlain
-            kind = type(item)
-            if (kind is str and not (work_dir and work_dir in item)) or (
-                kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER
+            item_kind = type(item)
+            if (item_kind is str and not (work_dir and work_dir in item)) or (
+                item_kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER
             ):
                 copied[key] = item
             else:

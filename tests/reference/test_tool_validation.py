@@ -81,16 +81,18 @@ def test_schemas_of_other_content_are_checked_on_their_own(
         {"type": "object", "properties": {"n": {"const": 1}}},
         {"type": "object", "properties": {"n": {"const": 1.0}}},
         {"type": "object", "properties": {"n": {"const": True}}},
-        {"properties": {"n": {"const": 1}}, "type": "object"},  # the first, keys reordered
+        # The first in another key order: jsonschema's best match follows the order.
+        {"properties": {"n": {"const": 1}}, "type": "object"},
+        {"type": "object", "properties": {"n": {"const": 1}}},  # the first again
     ]
-    for schema, value in zip(schemas, [1, 1, True, 1], strict=True):
+    for schema, value in zip(schemas, [1, 1, True, 1, 1], strict=True):
         validate_json_schema({"n": value}, schema)
-    assert len(checked) == 3
+    assert len(checked) == 4
     with pytest.raises(jsonschema.ValidationError):
         validate_json_schema({"n": 1}, schemas[2])  # True is not 1 in JSON Schema
     not_json: dict[Any, Any] = {"type": "object", 1: "a key JSON cannot hold"}
     validate_json_schema({}, not_json)  # validated, never shared
-    assert len(checked) == 4
+    assert len(checked) == 5
 
 
 def test_an_equal_but_distinct_schema_gets_its_own_validator() -> None:
@@ -220,3 +222,18 @@ def test_a_plain_schema_still_rejects_with_jsonschemas_message() -> None:
         with pytest.raises(jsonschema.ValidationError) as caught:
             validate_json_schema(value, schema)
         assert caught.value.message == message
+
+
+def test_a_shared_validator_keeps_its_own_copy_of_the_schema(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tool_module, "_VALIDATORS", OrderedDict())
+    checked = _count_schema_checks(monkeypatch)
+    first: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    second = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    validate_json_schema({"n": 1}, first)
+    first["properties"]["n"]["type"] = "string"  # its owner changes the first schema
+    validate_json_schema({"n": 1}, second)
+    with pytest.raises(jsonschema.ValidationError):  # the second's "n" is still an integer
+        validate_json_schema({"n": "x"}, second)
+    assert len(checked) == 1
