@@ -1,6 +1,6 @@
-"""The turn engine reads plain deltas, tool calls and results and ``finish-step`` straight from the
-adapter's wire dicts (``reference/_wire.py``); the outcome must be what parsing the dict
-and translating the part gives.
+"""The turn engine reads plain deltas, tool calls and results and ``finish-step``
+straight from the adapter's wire dicts (``reference/_wire.py``); the outcome must be what
+parsing the dict and translating the part gives.
 
 For every dict, valid or not: when ``SliceMachine.quick_wire`` takes it, the parser takes
 it too, and a machine in the same state that parses it and calls ``quick`` forwards,
