@@ -13,6 +13,7 @@ their values back.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -320,13 +321,16 @@ class SliceRunner:
 
     async def _next(self, *, translate: bool = False) -> QueueItem:
         # One read per part, no per-part task group: an abort wakes the reader through
-        # the queue (the session's abort function, or _watch_abort). With ``translate``, deltas the adapter emits while
-        # the reader waits are handled inside emit (one hand-off per part, not two).
+        # the queue (the session's abort function, or _watch_abort). With ``translate``,
+        # parts the adapter emits while the reader waits are handled inside emit (one
+        # hand-off per part, not two).
         while not self.abort.is_set():
             if translate and self.sink_now is not None:
                 queue = self.queue
-                queue.translate = self._translate_now
-                queue.translate_wire = self._translate_wire
+                # Made per wait, not kept: kept on self they would make the runner cyclic.
+                translate_now, machine = self._translate_now, self.machine
+                queue.translate = functools.partial(translate_now, machine.quick)
+                queue.translate_wire = functools.partial(translate_now, machine.quick_wire)
                 try:
                     item = await queue.get_or_wake()
                 finally:
@@ -341,35 +345,20 @@ class SliceRunner:
         self.grace_spent = True
         return DONE
 
-    def _translate_wire(self, obj: dict[str, Any]) -> bool:
-        """:meth:`_translate_now` for a wire dict the machine takes as it is (see
-        :meth:`SliceMachine.quick_wire`); ``False``: the caller parses it and offers the
-        part."""
-        sink = self.sink_now
-        if sink is None or self.abort.is_set() or not sink.has_room(2):
-            return False
-        try:
-            parts = self.machine.quick_wire(obj)
-        except Exception:  # parsed and offered again, the reader fails the turn with it
-            return False
-        if parts is None:
-            return False
-        for consumer in parts:
-            sink.put(consumer)
-        return True
-
-    def _translate_now(self, part: StreamPart) -> bool:
-        """Handle a part inside ``emit``; ``False``: the part is queued for the reader.
+    def _translate_now(self, quick: Callable[[Any], list[ConsumerPart] | None], item: Any) -> bool:
+        """Handle a part (``quick`` is :meth:`SliceMachine.quick`) or a wire dict
+        (:meth:`SliceMachine.quick_wire`) inside ``emit``; ``False``: the caller queues
+        the part, or parses the dict and offers the part.
 
         Called only while the read loop waits on an empty queue, so handling the part
-        here is what the reader would do next (see :meth:`SliceMachine.quick`).
+        here is what the reader would do next.
         """
         sink = self.sink_now
         # Two parts at most (start-step, the part): a full sink refuses on the awaited path.
         if sink is None or self.abort.is_set() or not sink.has_room(2):
             return False
         try:
-            parts = self.machine.quick(part)
+            parts = quick(item)
         except Exception:  # the reader fails the turn with it, as for any part
             return False
         if parts is None:
