@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import anyio
 import pytest
 from hypothesis import given
@@ -88,23 +90,34 @@ async def test_a_waiting_reader_is_cancellable_and_the_item_stays_queued() -> No
     assert handoff.get_nowait() == 7
 
 
-async def test_a_flag_wakes_its_waiters_once_set_and_stays_set() -> None:
-    flag = Flag()
+async def _wakes_both_waiters(
+    wait: Callable[[], Awaitable[None]], wake: Callable[[], None]
+) -> None:
+    """Two tasks waiting on ``wait()`` stay asleep until ``wake()``, then both wake."""
     woken: list[str] = []
 
     async def waiter(name: str) -> None:
-        await flag.wait()
+        await wait()
         woken.append(name)
 
+    async with anyio.create_task_group() as group:
+        group.start_soon(waiter, "first")
+        group.start_soon(waiter, "second")
+        await anyio.wait_all_tasks_blocked()
+        assert woken == []
+        wake()
+    assert sorted(woken) == ["first", "second"]
+
+
+async def test_a_flag_wakes_its_waiters_once_set_and_stays_set() -> None:
+    flag = Flag()
+
+    def set_unset_flag() -> None:
+        assert not flag.is_set()
+        flag.set()
+
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as group:
-            group.start_soon(waiter, "first")
-            group.start_soon(waiter, "second")
-            await anyio.wait_all_tasks_blocked()
-            assert woken == []
-            assert not flag.is_set()
-            flag.set()
-        assert sorted(woken) == ["first", "second"]
+        await _wakes_both_waiters(flag.wait, set_unset_flag)
         await flag.wait()  # already set: returns at once
     assert flag.is_set()
     assert Flag(True).is_set()
@@ -117,20 +130,8 @@ async def test_a_flag_wakes_its_waiters_once_set_and_stays_set() -> None:
 async def test_a_signal_wakes_every_task_waiting_and_only_those() -> None:
     signal = Signal()
     signal.fire()  # nobody waits: nothing to remember
-    woken: list[str] = []
-
-    async def waiter(name: str) -> None:
-        await signal.wait()
-        woken.append(name)
-
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as group:
-            group.start_soon(waiter, "first")
-            group.start_soon(waiter, "second")
-            await anyio.wait_all_tasks_blocked()
-            assert woken == []
-            signal.fire()
-    assert sorted(woken) == ["first", "second"]
+        await _wakes_both_waiters(signal.wait, signal.fire)
     with anyio.move_on_after(0.01) as scope:  # an earlier fire does not satisfy a new wait
         await signal.wait()
     assert scope.cancelled_caught
