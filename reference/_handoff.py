@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -30,6 +30,16 @@ _running_asyncio_loop = asyncio._get_running_loop
 #: ``trio.lowlevel``, once a signal was first waited for under trio (not imported here:
 #: trio is an optional backend).
 _trio_lowlevel: Any = None
+
+#: The fewest waiters at which :meth:`Signal.wait` drops the cancelled ones (without a
+#: fire between, repeated cancelled waits would otherwise pile up).
+_PRUNE_AT = 8
+
+
+def _is_done(waiter: Any) -> bool:
+    """Whether a waiter is gone: a finished asyncio future (trio waiters remove
+    themselves when cancelled)."""
+    return isinstance(waiter, asyncio.Future) and waiter.done()
 
 
 class Signal:
@@ -63,24 +73,27 @@ class Signal:
                 if not future.done():
                     future.set_result(None)
 
-    async def wait(self) -> None:
-        """Wait (cancellably) for the next :meth:`fire`."""
+    def wait(self) -> Awaitable[None]:
+        """An awaitable (cancellable) that completes at the next :meth:`fire`.
+
+        Under asyncio it is the waiter's future itself (no coroutine in between: readers
+        wait once per part). A cancelled waiter's future is cancelled with it, so a fire
+        skips it; the cancelled ones are dropped at the next fire, or here once a few
+        have piled up without one.
+        """
         waiters = self._waiters
         if waiters is None:
             waiters = self._waiters = []
+        elif len(waiters) >= _PRUNE_AT and not len(waiters) & (len(waiters) - 1):
+            # At 8, 16, 32... waiters: amortized constant time with many live ones.
+            waiters[:] = [waiter for waiter in waiters if not _is_done(waiter)]
         loop = _running_asyncio_loop()
         if loop is None:
             self._trio = True
-            await self._wait_trio(waiters)
-            return
+            return self._wait_trio(waiters)
         future: asyncio.Future[None] = loop.create_future()
         waiters.append(future)
-        try:
-            await future
-        except BaseException:  # cancelled: forget the future (harmless if fire took it)
-            if future in waiters:
-                waiters.remove(future)
-            raise
+        return future
 
     async def _wait_trio(self, waiters: list[Any]) -> None:
         global _trio_lowlevel

@@ -157,6 +157,18 @@ async def test_a_cancelled_signal_waiter_leaves_the_others_waiting() -> None:
     signal.fire()  # nobody waits any more: nothing happens
 
 
+async def test_cancelled_signal_waits_do_not_pile_up_without_a_fire() -> None:
+    signal = Signal()
+    for _ in range(100):
+        with anyio.move_on_after(0) as scope:
+            await signal.wait()
+        assert scope.cancelled_caught
+    # Cancelled waiters are dropped while waiting (trio) or as they pile up (asyncio).
+    assert len(signal._waiters or ()) <= 16
+    with anyio.fail_after(5):
+        await _wakes_both_waiters(signal.wait, signal.fire)
+
+
 @given(
     st.sampled_from(["text-delta", "reasoning-delta"]),
     st.text(max_size=8),
