@@ -2,8 +2,9 @@
 
 Options: ``--quick`` (a short run), ``--out PATH`` (default ``benchmarks/results.json``),
 ``--only NAME`` (repeatable or comma-separated; names: agent, scaling, continuations,
-concurrency, sandbox, suite, official, simulate-memory), ``--official`` (the comparison with the official
-TypeScript agent; needs Node.js 20+; exit status 2 without it), ``--scale FACTOR``
+concurrency, sandbox, suite, official, simulate-memory, instructions), ``--official`` (the
+comparison with the official TypeScript agent; needs Node.js 20+; exit status 2 without
+it; ``instructions`` likewise needs valgrind), ``--scale FACTOR``
 (multiplies the scripted-adapter workload sizes of ``agent``, ``scaling`` and
 ``official``; for smoke runs).
 """
@@ -36,10 +37,12 @@ BENCHMARKS: dict[str, str] = {
     "suite": "benchmarks.suite",
     "official": "benchmarks.official",
     "simulate-memory": "benchmarks.simulate_memory",
+    "instructions": "benchmarks.instructions",
 }
 #: Run only when asked for (``--official`` or ``--only NAME``): ``official`` needs
-#: Node.js, ``simulate-memory`` runs 100,000 sessions (about 40 minutes).
-ON_REQUEST = ("official", "simulate-memory")
+#: Node.js, ``simulate-memory`` runs 100,000 sessions (about 40 minutes),
+#: ``instructions`` needs valgrind (a few minutes).
+ON_REQUEST = ("official", "simulate-memory", "instructions")
 SCHEMA_VERSION = 1
 
 
@@ -144,6 +147,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = node_problem()
         if problem is not None:
             print(f"python -m benchmarks: cannot run the official comparison: {problem}")
+            return 2
+    if "instructions" in names:
+        from .instructions import valgrind_problem
+
+        problem = valgrind_problem()
+        if problem is not None:
+            print(f"python -m benchmarks: cannot count instructions: {problem}")
             return 2
     console = Console()
     if not console.is_terminal:

@@ -176,3 +176,54 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
     assert len(speedups) == 5
     assert all(target["at_least"] for target in speedups)
     _check_targets(results, "official")
+
+
+# -- instruction counts (callgrind) ---------------------------------------------------------
+
+
+def _valgrind() -> None:
+    if shutil.which("valgrind") is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(
+                "CI=true requires valgrind for the instruction counts (apt-get install valgrind)"
+            )
+        pytest.skip("valgrind is not installed (apt-get install valgrind)")
+
+
+def test_instruction_counts_without_valgrind_exit_2_and_say_why(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    done = _run(
+        "--only",
+        "instructions",
+        "--out",
+        str(tmp_path / "r.json"),
+        env={**os.environ, "PATH": str(empty)},
+    )
+    assert done.returncode == 2
+    assert "cannot count instructions: valgrind is not on PATH" in done.stdout
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_instruction_counts_are_read_from_callgrinds_summary() -> None:
+    from benchmarks.instructions import parse_collected
+
+    stderr = (
+        "==41== Callgrind, a call-graph generating cache profiler\n==41== Collected : 1234567\n"
+    )
+    assert parse_collected(stderr) == 1234567
+    with pytest.raises(RuntimeError, match=r"(?s)no instruction count.*valgrind: bad option"):
+        parse_collected("valgrind: bad option\n")
+
+
+@pytest.mark.slow
+def test_instruction_counts_of_a_short_case_under_callgrind() -> None:
+    """A real count: the agent executes more per turn than the adapter it drives."""
+    _valgrind()
+    from benchmarks.instructions import Case, count_instructions
+
+    case = Case("short-turns", "short", 0, 5)
+    adapter = count_instructions(case, "adapter")
+    agent = count_instructions(case, "agent")
+    assert adapter > 10_000  # a turn's parts, emitted and checkpointed
+    assert agent > 2 * adapter  # parsed, translated, forwarded and read back
