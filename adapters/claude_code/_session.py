@@ -148,7 +148,13 @@ class ClaudeCodeSession:
             await self._endpoint.rewind(reply)
 
     async def runner(self) -> RuntimeThread:
-        """The session's runtime thread (started on first use)."""
+        """The session's runtime thread (started on first use; never after the session
+        ended, which closed it).
+
+        Raises:
+            HarnessSessionStateError: the session has ended.
+        """
+        self.check_live("start the Claude Code CLI")
         if self._runtime is None:
             self._runtime = await RuntimeThread.open()
         return self._runtime

@@ -44,6 +44,7 @@ from ._builtins import BUILTIN_TOOLS
 from ._parts import Call, TurnParts
 
 if TYPE_CHECKING:
+    from ._runner import RuntimeThread
     from ._session import ClaudeCodeSession
 
 __all__ = ["ClaudeCodePromptControl", "ClaudeCodeTurn", "TurnStatus"]
@@ -305,13 +306,24 @@ class ClaudeCodeTurn:
         self.drives += 1
         self._reset_stream()
         self._token = anyio.lowlevel.current_token()
-        if self.rerun:
-            await self.session.rewind(self.reply_start)
+        # A drive counts as running from here: a suspend or kill while the awaits below
+        # wait must find it and stop it (else the CLI would start after it, unowned).
         self._driving = True
         self._drive_ended = anyio.Event()
-        runner = await self.session.runner()
-        abort = self._abort
-        runner.start(self._drive, abort)
+        runner: RuntimeThread | None = None
+        try:
+            if self.rerun:
+                await self.session.rewind(self.reply_start)
+            if not self._stop_requested and self.status == "running":
+                runner = await self.session.runner()
+        finally:
+            if runner is None or self._stop_requested or self.status != "running":
+                # Stopped (or failed) before the CLI started: no process to stop.
+                self.drives -= 1
+                self._drive_finished()
+                runner = None
+        if runner is not None:
+            runner.start(self._drive, self._abort)
 
     def _deliver(self, *items: dict[str, Any] | _End) -> None:
         self._outbox.extend(items)
