@@ -57,7 +57,7 @@ class _Session:
 
 
 def _rerun_turn(session: _Session) -> ClaudeCodeTurn:
-    turn = ClaudeCodeTurn(session, index=0, prompt="go", prompt_text="go")  # type: ignore[arg-type]
+    turn = ClaudeCodeTurn(session, index=0, prompt="go", prompt_text="go")  # type: ignore[arg-type]  # a stand-in session
     turn.rerun = True  # a continued turn: its drive rewinds first
     turn.drives = 1
     return turn
@@ -118,7 +118,7 @@ async def test_an_ended_session_starts_no_runtime_thread() -> None:
     from harness_testkit.adapters.claude_code import ClaudeCodeSession
 
     session = object.__new__(ClaudeCodeSession)  # no CLI, no sandbox: only the guard runs
-    session._options = SimpleNamespace(session_id="s1")  # type: ignore[assignment]
+    session._options = SimpleNamespace(session_id="s1")  # type: ignore[assignment]  # only the id is read
     session._ended = "destroyed"
     session._runtime = None
     with pytest.raises(HarnessSessionStateError, match="has ended \\(destroyed\\)"):
