@@ -127,7 +127,14 @@ def _count_run(case: Case, mode: str, turns: int) -> int:
 
 
 def count_instructions(case: Case, mode: str) -> float:
-    """Instructions per turn of ``case`` run by ``mode`` (``agent`` or ``adapter``)."""
+    """Instructions per turn of ``case`` run by ``mode`` (``agent`` or ``adapter``).
+
+    Raises:
+        ValueError: an unknown mode.
+        RuntimeError: a counted run failed or timed out.
+    """
+    if mode not in ("agent", "adapter"):
+        raise ValueError(f"unknown mode {mode!r}; use 'agent' or 'adapter'")
     with ThreadPoolExecutor(max_workers=2) as pool:
         timed = pool.submit(_count_run, case, mode, case.turns)
         base = pool.submit(_count_run, case, mode, 0)

@@ -216,6 +216,13 @@ def test_instruction_counts_are_read_from_callgrinds_summary() -> None:
         parse_collected("valgrind: bad option\n")
 
 
+def test_instruction_counts_refuse_an_unknown_mode() -> None:
+    from benchmarks.instructions import CASES, count_instructions
+
+    with pytest.raises(ValueError, match="unknown mode 'agnet'; use 'agent' or 'adapter'"):
+        count_instructions(CASES[0], "agnet")
+
+
 @pytest.mark.slow
 def test_instruction_counts_of_a_short_case_under_callgrind() -> None:
     """A real count: the agent executes more per turn than the adapter it drives."""
