@@ -206,18 +206,13 @@ def _child(argv: list[str]) -> None:
     """Run one counted case (the program callgrind runs)."""
     import anyio
 
-    from ._scripted import (
-        ScriptedAdapter,
-        _adapter_turns,
-        _agent_turns,
-        short_turn,
-        text_turn,
-        tool_turn,
-    )
+    from ._scripted import ScriptedAdapter, Workload, _adapter_turns, _agent_turns
 
     kind, size, mode, turns = argv[0], int(argv[1]), argv[2], int(argv[3])
-    parts = {"text": text_turn, "tools": tool_turn}.get(kind)
-    adapter = ScriptedAdapter(parts(size) if parts is not None else short_turn())
+    if kind not in ("text", "tools", "short"):
+        raise SystemExit(f"unknown workload kind {kind!r}; use text, tools or short")
+    # The workload builds the turn's parts, as for the CPU-time tables.
+    adapter = ScriptedAdapter(Workload("counted", kind, size=size).parts())  # type: ignore[arg-type]  # kind checked above
     run = _agent_turns if mode == "agent" else _adapter_turns
     anyio.run(run, adapter, 1, 1)  # the warm-up turn (both runs of a pair have it)
     if turns:
