@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import string
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TypeAlias
@@ -30,6 +31,26 @@ Clock: TypeAlias = Timestamps
 def system_clock() -> datetime:
     """The wall clock, in UTC."""
     return datetime.now(UTC)
+
+
+#: The second the cached prefix below belongs to, and its ``YYYY-MM-DDTHH:MM:SS``.
+_prefix: tuple[int, str] = (-1, "")
+
+
+def system_timestamp() -> str:
+    """``system_clock().isoformat()``: the wall clock in UTC as ISO 8601 text, formatted
+    without a ``datetime`` (the date and time of day are formatted once per second).
+    As ``isoformat``, the fraction is left out at a whole second."""
+    global _prefix
+    seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
+    second, prefix = _prefix
+    if seconds != second:
+        prefix = datetime.fromtimestamp(seconds, UTC).isoformat()[:19]
+        _prefix = (seconds, prefix)
+    micros = nanoseconds // 1000
+    if micros:
+        return f"{prefix}.{micros:06d}+00:00"
+    return prefix + "+00:00"
 
 
 class IdGenerator:

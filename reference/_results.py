@@ -47,6 +47,12 @@ _USAGE_FIELDS = set(LanguageModelUsage.model_fields)
 _SUMMED_FIELDS = _USAGE_FIELDS - {"raw"}
 _INPUT_FIELDS = set(InputTokenDetails.model_fields)
 _OUTPUT_FIELDS = set(OutputTokenDetails.model_fields)
+#: The token details of a usage that has none, shared: a model of ``None`` counts only
+#: is immutable (frozen, no container), so one instance serves every usage.
+_NO_INPUT_DETAILS = InputTokenDetails(
+    no_cache_tokens=None, cache_read_tokens=None, cache_write_tokens=None
+)
+_NO_OUTPUT_DETAILS = OutputTokenDetails(text_tokens=None, reasoning_tokens=None)
 
 
 def _usage(
@@ -62,17 +68,28 @@ def _usage(
     fields_set: set[str] = _USAGE_FIELDS,
 ) -> LanguageModelUsage:
     """A consumer usage from counts the agent read off validated usages (no re-validation)."""
-    input_details = {
-        "no_cache_tokens": no_cache,
-        "cache_read_tokens": cache_read,
-        "cache_write_tokens": cache_write,
-    }
-    output_details = {"text_tokens": text, "reasoning_tokens": reasoning}
+    if no_cache is None and cache_read is None and cache_write is None:
+        input_details = _NO_INPUT_DETAILS
+    else:
+        input_details = InputTokenDetails.from_trusted(
+            {
+                "no_cache_tokens": no_cache,
+                "cache_read_tokens": cache_read,
+                "cache_write_tokens": cache_write,
+            },
+            _INPUT_FIELDS,
+        )
+    if text is None and reasoning is None:
+        output_details = _NO_OUTPUT_DETAILS
+    else:
+        output_details = OutputTokenDetails.from_trusted(
+            {"text_tokens": text, "reasoning_tokens": reasoning}, _OUTPUT_FIELDS
+        )
     values = {
         "input_tokens": input_tokens,
-        "input_token_details": InputTokenDetails.from_trusted(input_details, _INPUT_FIELDS),
+        "input_token_details": input_details,
         "output_tokens": output_tokens,
-        "output_token_details": OutputTokenDetails.from_trusted(output_details, _OUTPUT_FIELDS),
+        "output_token_details": output_details,
         "total_tokens": total,
         "raw": raw,
     }

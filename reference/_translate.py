@@ -83,8 +83,9 @@ class _Built(Generic[M]):
         return self.model.from_trusted({**self.defaults, **given}, self.fields)
 
 
-_tool_call = _Built(
-    ConsumerToolCallPart,
+#: The fields a consumer ``tool-call`` is constructed with (one set shared by every call);
+#: :func:`consumer_call` writes its values in declaration order itself (the hot path).
+_CALL_FIELDS = {
     "tool_call_id",
     "tool_name",
     "input",
@@ -93,7 +94,12 @@ _tool_call = _Built(
     "provider_metadata",
     "invalid",
     "error",
-)
+}
+assert tuple(ConsumerToolCallPart.model_fields) == (
+    "type",
+    *("tool_call_id", "tool_name", "input", "provider_executed", "dynamic"),
+    *("provider_metadata", "invalid", "error", "title"),
+), "consumer_call writes the fields of ConsumerToolCallPart in this order"
 _tool_error = _Built(
     ConsumerToolErrorPart,
     "tool_call_id",
@@ -175,18 +181,19 @@ def consumer_call(
         provider_executed=part.provider_executed,
         dynamic=part.dynamic,
     )
-    return _tool_call(
-        {
-            "tool_call_id": part.tool_call_id,
-            "tool_name": part.tool_name,
-            "input": parsed.input,
-            "provider_executed": part.provider_executed,
-            "dynamic": True if parsed.dynamic else None,
-            "provider_metadata": part.provider_metadata,
-            "invalid": True if parsed.invalid else None,
-            "error": parsed.error,
-        },
-    )
+    values = {
+        "type": "tool-call",
+        "tool_call_id": part.tool_call_id,
+        "tool_name": part.tool_name,
+        "input": parsed.input,
+        "provider_executed": part.provider_executed,
+        "dynamic": True if parsed.dynamic else None,
+        "provider_metadata": part.provider_metadata,
+        "invalid": True if parsed.invalid else None,
+        "error": parsed.error,
+        "title": None,
+    }
+    return ConsumerToolCallPart.from_trusted(values, _CALL_FIELDS)
 
 
 #: The fields a consumer ``finish-step`` and its response are constructed with, and the

@@ -3,7 +3,7 @@
 This is the h11 half of the agent's turn engine (``fake_harness`` splits its engine and
 runtime the same way). :class:`SliceMachine` takes harness parts and returns consumer
 parts and *effects* (``_effects.py``); it never awaits, owns no task, queue or event, and
-reads the clock and id generator only through the turn core's plain callables. The
+reads the clock and id generator only through the turn core (``timestamp``, ``ids``). The
 driver (``_turn.py``) reads the queue, performs the effects (submitting results, running
 host tools, joining executions, forwarding consumer parts with backpressure) and sends
 their values back.
@@ -687,7 +687,7 @@ class SliceMachine:
         step_number = len(self.outcome.steps)
         response = finish_step_part(
             f"{self.call_id}-{step_number}",
-            self.core.clock().isoformat(),
+            self.core.timestamp(),
             self.model_id,
             usage,
             finish_reason,
@@ -961,7 +961,7 @@ class SliceMachine:
     def _finish_result(self, reason: FinishReason) -> Steps[None]:
         self.outcome.empty_response = StepResponse(
             id=f"{self.call_id}-0",
-            timestamp=self.core.clock().isoformat(),
+            timestamp=self.core.timestamp(),
             model_id=self.model_id,
         ).to_wire()
         finish = self.outcome.finish

@@ -19,7 +19,7 @@ from harness_testkit.spec import (
     TurnSettings,
 )
 
-from ._ids import IdGenerator, Timestamps
+from ._ids import IdGenerator, Timestamps, system_clock, system_timestamp
 from ._results import StepResult
 from ._tool import Tool
 
@@ -91,6 +91,13 @@ class TurnCore:
     capture_error: BaseException | None = None
 
     # -- the turn's life ---------------------------------------------------------------
+
+    def timestamp(self) -> str:
+        """The clock's time as ISO 8601 text (a step response's ``timestamp``)."""
+        clock = self.clock
+        if clock is system_clock:
+            return system_timestamp()  # the same text, without a datetime in between
+        return clock().isoformat()
 
     def start(self, frozen: FrozenTurn) -> list[StreamPart]:
         """A prompt or a continuation starts running; returns the parts kept for it."""

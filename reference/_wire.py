@@ -133,43 +133,10 @@ def wire_finish_step(obj: dict[str, Any]) -> WireFinishStep | None:
 
 # -- tool-result ----------------------------------------------------------------------------
 
-#: A flat part's keys: wire name -> (position, type, required); the type ``None`` marks the
-#: JSON value, checked on its own.
-_Keys = dict[str, tuple[int, type | None, bool]]
-_RESULT_KEYS: _Keys = {
-    "toolCallId": (0, str, True),
-    "toolName": (1, str, True),
-    "result": (2, None, False),
-    "isError": (3, bool, False),
-    "preliminary": (4, bool, False),
-    "dynamic": (5, bool, False),
-}
-
-
-def _flat_fields(obj: dict[str, Any], kind: str, keys: _Keys, required: int) -> list[Any] | None:
-    """The fields of a ``kind`` part by position (``None`` when absent), when every key
-    is known and each value of its type (``None`` for an optional one) and the
-    ``required`` keys are all given."""
-    if obj.get("type") != kind:
-        return None
-    fields: list[Any] = [None] * len(keys)
-    given = 0
-    for key, value in obj.items():
-        if key == "type":
-            continue
-        entry = keys.get(key)
-        if entry is None:
-            return None
-        position, expected, is_required = entry
-        if (
-            expected is not None
-            and type(value) is not expected
-            and (is_required or value is not None)
-        ):
-            return None
-        fields[position] = value
-        given += is_required
-    return fields if given == required else None
+#: The keys a plain ``tool-result`` may have.
+_RESULT_KEYS = frozenset(
+    {"type", "toolCallId", "toolName", "result", "isError", "preliminary", "dynamic"}
+)
 
 
 class WireToolResult(NamedTuple):
@@ -224,16 +191,28 @@ def _stripped(value: Any, depth: int, work_dir: str) -> Any:
 
 
 def wire_tool_result(obj: dict[str, Any], work_dir: str) -> WireToolResult | None:
-    """A ``tool-result`` of plain fields only (no metadata; ``result`` plain JSON);
-    ``None`` otherwise."""
-    fields = _flat_fields(obj, "tool-result", _RESULT_KEYS, 2)
-    if fields is None:
+    """A ``tool-result`` of plain fields only (``toolCallId`` and ``toolName`` strings,
+    optional ``isError``, ``preliminary`` and ``dynamic`` booleans, ``result`` plain JSON;
+    no metadata, no other key); ``None`` otherwise."""
+    if obj.get("type") != "tool-result" or not obj.keys() <= _RESULT_KEYS:
+        return None
+    get = obj.get
+    call_id, name = get("toolCallId"), get("toolName")
+    is_error, preliminary, dynamic = get("isError"), get("preliminary"), get("dynamic")
+    # Spelled out rather than looped over a table: a loop costs twice as much per part.
+    if (
+        type(call_id) is not str
+        or type(name) is not str
+        or (is_error is not None and type(is_error) is not bool)
+        or (preliminary is not None and type(preliminary) is not bool)
+        or (dynamic is not None and type(dynamic) is not bool)
+    ):
         return None
     try:
-        fields[2] = _stripped(fields[2], 1, work_dir)
+        result = _stripped(get("result"), 1, work_dir)
     except _NotPlain:
         return None
-    return WireToolResult(*fields)
+    return WireToolResult(call_id, name, result, is_error, preliminary, dynamic)
 
 
 # -- tool-call ------------------------------------------------------------------------------
@@ -274,19 +253,28 @@ class WireToolCall(NamedTuple):
     step_tool_call_count: None = None
 
 
-#: A plain tool call's keys.
-_CALL_KEYS: _Keys = {
-    "toolCallId": (0, str, True),
-    "toolName": (1, str, True),
-    "input": (2, str, True),
-    "providerExecuted": (3, bool, False),
-    "dynamic": (4, bool, False),
-    "nativeName": (5, str, False),
-}
+#: The keys a plain ``tool-call`` may have.
+_CALL_KEYS = frozenset(
+    {"type", "toolCallId", "toolName", "input", "providerExecuted", "dynamic", "nativeName"}
+)
 
 
 def wire_tool_call(obj: dict[str, Any]) -> WireToolCall | None:
-    """A ``tool-call`` of plain fields only (no metadata, no step call count); ``None``
-    otherwise."""
-    fields = _flat_fields(obj, "tool-call", _CALL_KEYS, 3)
-    return None if fields is None else WireToolCall(*fields)
+    """A ``tool-call`` of plain fields only (``toolCallId``, ``toolName`` and ``input``
+    strings, optional ``providerExecuted`` and ``dynamic`` booleans and ``nativeName``
+    string; no metadata, no step call count, no other key); ``None`` otherwise."""
+    if obj.get("type") != "tool-call" or not obj.keys() <= _CALL_KEYS:
+        return None
+    get = obj.get
+    call_id, name, text = get("toolCallId"), get("toolName"), get("input")
+    executed, dynamic, native = get("providerExecuted"), get("dynamic"), get("nativeName")
+    if (
+        type(call_id) is not str
+        or type(name) is not str
+        or type(text) is not str
+        or (executed is not None and type(executed) is not bool)
+        or (dynamic is not None and type(dynamic) is not bool)
+        or (native is not None and type(native) is not str)
+    ):
+        return None
+    return WireToolCall(call_id, name, text, executed, dynamic, native)

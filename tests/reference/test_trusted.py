@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from harness_testkit.reference import tool
 from harness_testkit.reference._results import (
@@ -104,6 +105,24 @@ _USAGES = st.builds(
 def test_normalized_usage_is_the_constructors(usage: Usage) -> None:
     _assert_same(normalize_usage(usage), _expected_usage(usage))
     _assert_same(normalize_usage(None), LanguageModelUsage())
+
+
+def test_usages_without_details_share_one_immutable_instance_of_each() -> None:
+    first = normalize_usage(Usage.model_validate({"inputTokens": {"total": 1}, "outputTokens": {}}))
+    second = add_usage(first, first)
+    assert first.input_token_details is second.input_token_details
+    assert first.output_token_details is second.output_token_details
+    assert first.input_token_details == InputTokenDetails()
+    shared = first.input_token_details
+    with pytest.raises(ValidationError, match="frozen"):
+        shared.no_cache_tokens = 3  # the point: it cannot change
+    assert shared.model_copy(update={"no_cache_tokens": 3}) is not shared
+    # A usage with details gets its own.
+    cached = normalize_usage(
+        Usage.model_validate({"inputTokens": {"total": 2, "cacheRead": 1}, "outputTokens": {}})
+    )
+    assert cached.input_token_details is not shared
+    assert cached.input_token_details.cache_read_tokens == 1
 
 
 def _add(left: int | None, right: int | None) -> int | None:
