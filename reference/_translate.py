@@ -282,16 +282,19 @@ def wire_outcome(result: WireToolResult, provider_executed: bool) -> ConsumerPar
                 "provider_metadata": None,
             },
         )
-    return _tool_result(
-        {
-            "tool_call_id": result.tool_call_id,
-            "tool_name": result.tool_name,
-            "output": result.result,
-            "preliminary": result.preliminary,
-            "dynamic": result.dynamic,
-            "provider_metadata": None,
-        },
-    )
+    # The hot path: the values in declaration order, without the builder's merge.
+    values = {
+        "type": "tool-result",
+        "tool_call_id": result.tool_call_id,
+        "tool_name": result.tool_name,
+        "input": None,
+        "output": result.result,
+        "provider_executed": None,
+        "dynamic": result.dynamic,
+        "preliminary": result.preliminary,
+        "provider_metadata": None,
+    }
+    return ConsumerToolResultPart.from_trusted(values, _tool_result.fields)
 
 
 def host_outcome(

@@ -28,7 +28,9 @@ from harness_testkit.reference._translate import (
     finish_step_part,
     harness_outcome,
     text_like_part,
+    wire_outcome,
 )
+from harness_testkit.reference._wire import wire_tool_result
 from harness_testkit.spec import (
     ConsumerFinishStepPart,
     ConsumerReasoningEndPart,
@@ -238,6 +240,10 @@ def test_harness_outcomes_are_the_constructors(
             provider_metadata=metadata,
         )
     _assert_same(harness_outcome(part, provider_executed, "/w"), expected)
+    if metadata is None:  # a plain result, read straight from the wire
+        read = wire_tool_result({k: v for k, v in wire.items() if k != "providerMetadata"}, "/w")
+        assert read is not None
+        _assert_same(wire_outcome(read, provider_executed), expected)
 
 
 _BASH = tool(input_schema={"type": "object", "properties": {"command": {"type": "string"}}})
