@@ -230,7 +230,7 @@ def parse_tool_call_input(
             ),
         )
     if declared is None:
-        return ParsedToolCall(input=value, invalid=False, dynamic=True)
+        return ParsedToolCall(value, False, True)
     # Host tools are this module's Tool; anything else is a built-in, whatever its class
     # (an adapter's own objects satisfying the built-in tool protocol included).
     schema: Any = declared.input_schema
@@ -250,7 +250,7 @@ def parse_tool_call_input(
                 f"Error message: {message}",
             ),
         )
-    return ParsedToolCall(input=value, invalid=False, dynamic=is_dynamic)
+    return ParsedToolCall(value, False, is_dynamic)  # positional: keywords cost twice as much
 
 
 def _validate(schema: Any, value: Any) -> None:
