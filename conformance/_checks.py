@@ -39,7 +39,17 @@ class CheckFailed(AssertionError):
         message: A sentence saying what happened.
         expected: What the specification requires (optional, for the report).
         observed: What the adapter did (optional, for the report).
+
+    Attributes:
+        scenario: The generated scenario the check failed on, set by the runner when the
+            failure leaves it (``None`` when raised outside a run).
+        unshrunk_scenario: When shrinking was cut short by its time budget, the first
+            failing scenario before shrinking (``scenario`` is then the smallest found);
+            ``None`` otherwise.
     """
+
+    scenario: Any = None
+    unshrunk_scenario: Any = None
 
     def __init__(
         self, requirement: str, message: str, *, expected: Any = None, observed: Any = None

@@ -388,9 +388,10 @@ def _run_property(
     except ShrinkingCut:
         raise budget.cut_error() from None
     except CheckFailed as failure:
-        failure.scenario = last_failure[0]  # type: ignore[attr-defined]
+        failure.scenario = last_failure[0]
         raise
     except Exception as error:
+        # Any other exception (the adapter's own) carries its scenario the same way.
         error.scenario = last_failure[0]  # type: ignore[attr-defined]
         raise
     return count[0]

@@ -80,5 +80,6 @@ def test_the_budget_counts_from_the_first_failure() -> None:
         budget.check()
     error = budget.cut_error()
     assert isinstance(error, CheckFailed)
-    assert error.scenario == ["small"]  # type: ignore[attr-defined]  # set on the error at run time
-    assert error.unshrunk_scenario == ["big"]  # type: ignore[attr-defined]  # set at run time
+    assert error.scenario == ["small"]
+    assert error.unshrunk_scenario == ["big"]
+    assert CheckFailed("ADAPTER-056", "z").scenario is None  # declared: None until a run sets it
