@@ -367,10 +367,11 @@ def _first_error(error: ValidationError) -> str:
 def consumer_violations(parts: Sequence[ConsumerPart]) -> list[Violation]:
     """Check a consumer stream (what the agent emits) against the result framing rules.
 
-    Checks: ``start`` first; exactly one terminal part (``finish``, ``error`` or
-    ``abort``), last; ``start-step``/``finish-step`` alternate; every consumer
-    ``tool-result``/``tool-error`` follows a ``tool-call`` or approval of the same id in
-    this result, or belongs to a call of an earlier slice (provider outcome).
+    Checks: ``start`` first (STREAM-027); exactly one terminal part (``finish``,
+    ``error`` or ``abort``), last (STREAM-036); ``start-step``/``finish-step`` alternate
+    (STREAM-030, STREAM-032). Tool outcomes are not paired with their calls here: a
+    continued turn's result legitimately carries outcomes of calls streamed in an earlier
+    result, which this function does not see.
     """
     found: list[Violation] = []
     if not parts or parts[0].type != "start":
