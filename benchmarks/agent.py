@@ -101,18 +101,19 @@ FINDINGS = (
         "harness_testkit.reference._stream_result:StreamResult._put",
         "self._progress.fire()",
         "Tool-heavy (callgrind instruction counts, asyncio): a tool-heavy step costs the "
-        "minimal adapter about 86k instructions and the agent about 350k. The synchronous "
-        "translation is about 205k: closing the step 56k (clock().isoformat() alone 18k), "
-        "the usage read off the wire and built 38k, the consumer call with its input "
-        "parsed and checked 35k, the result and its outcome 33k. Two reader wake-ups "
-        "(StreamResult._put, twice a step) cost about 18k each, the price of any part a "
-        "reader waits for. The 3x target allows about 258k a step: the synchronous part "
-        "would have to halve, and each consumer model built without validation "
-        "(WireModel.from_trusted) still costs about 6.5k, eight a step. A further cut means "
-        "fewer models per step or fewer Python calls per model. Under trio the extra cost "
-        "is trio's scheduler (a wake-up and a task switch per part the reader waits for); "
-        "instruction counts under trio are not comparable with asyncio's, so judge trio "
-        "in CPU time.",
+        "minimal adapter about 86k instructions and the agent about 320k. The synchronous "
+        "translation is about 160k: the finish-step read with its usage 26k, the consumer "
+        "finish-step and response 19k, the timestamp 7k, the step result 8k, the consumer "
+        "call with its input parsed and checked 31k, the call read 10k, its start-step 8k, "
+        "the result read 16k and its outcome 11k, the rest calls between them. Two reader "
+        "wake-ups (StreamResult._put, twice a step) cost about 18k each, the price of any "
+        "part a reader waits for. The 3x target allows about 258k a step: the synchronous "
+        "part would have to shrink to about 100k, and each consumer model built without "
+        "validation (WireModel.from_trusted) still costs about 6.5k, six a step. A further "
+        "cut means fewer models per step or fewer Python calls per model. Under trio the "
+        "extra cost is trio's scheduler (a wake-up and a task switch per part the reader "
+        "waits for); instruction counts under trio are not comparable with asyncio's, so "
+        "judge trio in CPU time.",
     ),
 )
 
