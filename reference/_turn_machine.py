@@ -57,7 +57,6 @@ from harness_testkit.spec import (
     ReasoningDeltaPart,
     ReasoningEndPart,
     ReasoningStartPart,
-    StepResponse,
     StreamPart,
     StreamStartPart,
     TextDeltaPart,
@@ -106,6 +105,7 @@ from ._turn_state import ApprovalContinuation, ResultContinuation, SliceOutcome,
 from ._wire import (
     CallFields,
     WireToolResult,
+    wire_boundary,
     wire_delta,
     wire_finish_step,
     wire_tool_call,
@@ -135,6 +135,8 @@ QUESTIONS_TOOL = "askUserQuestions"
 #: sees for an AbortController aborted without a reason (``String(signal.reason)``).
 ABORT_REASON = "AbortError: This operation was aborted"
 _NO_FIELDS: set[str] = set()
+#: The fields a consumer ``finish`` is constructed with (every one).
+_FINISH_FIELDS = {"finish_reason", "raw_finish_reason", "total_usage", "provider_metadata"}
 
 
 def _start_step() -> ConsumerStartStepPart:
@@ -250,10 +252,7 @@ class SliceMachine:
                 return None
             translated = text_like_part(part)
             assert translated is not None, "every block boundary translates"
-            if self.step_open:
-                return [translated[0]]
-            self.step_open = True
-            return [_start_step(), translated[0]]
+            return self._quick_boundary(translated[0])
         if kind is FinishPart:
             if self.pause_requested:
                 return None
@@ -272,6 +271,13 @@ class SliceMachine:
         if kind is not ToolCallPart:
             return None
         return self._quick_call(part)  # type: ignore[arg-type]
+
+    def _quick_boundary(self, consumer: ConsumerPart) -> list[ConsumerPart]:
+        """A block boundary while no pause is pending: forwarded, opening the step."""
+        if self.step_open:
+            return [consumer]
+        self.step_open = True
+        return [_start_step(), consumer]
 
     def _quick_call(self, call: CallFields) -> list[ConsumerPart] | None:
         """A provider-executed call while no pause is pending: forwarded at once."""
@@ -293,8 +299,9 @@ class SliceMachine:
     def quick_wire(self, obj: dict[str, Any]) -> list[ConsumerPart] | None:
         """:meth:`quick` straight from a wire dict, for the plain shapes ``_wire`` reads
         (a delta inside an open step, a provider-executed call, a tool result, a
-        ``finish-step``); ``None`` for anything else (the caller parses it and asks
-        :meth:`quick`). May raise where :meth:`quick` would, having changed nothing."""
+        ``finish-step``, a block boundary); ``None`` for anything else (the caller parses
+        it and asks :meth:`quick`). May raise where :meth:`quick` would, having changed
+        nothing."""
         kind = obj.get("type")
         if kind == "text-delta" or kind == "reasoning-delta":
             if not self.step_open:
@@ -319,7 +326,10 @@ class SliceMachine:
             if step is None:
                 return None
             return self._close_step_parts(step.unified, step.raw, step.usage, None)
-        return None
+        if self.pause_requested:
+            return None
+        boundary = wire_boundary(obj)
+        return None if boundary is None else self._quick_boundary(boundary)
 
     def _quick_step(self, part: FinishStepPart) -> list[ConsumerPart] | None:
         """A ``finish-step`` closes its step at once when :meth:`feed` would do nothing
@@ -959,11 +969,15 @@ class SliceMachine:
         return FinishReason(unified="other")
 
     def _finish_result(self, reason: FinishReason) -> Steps[None]:
-        self.outcome.empty_response = StepResponse(
-            id=f"{self.call_id}-0",
-            timestamp=self.core.timestamp(),
-            model_id=self.model_id,
-        ).to_wire()
+        if not self.outcome.steps:
+            # Only a step-less slice reports it (a slice with steps answers with its last
+            # step's response): the wire form of its StepResponse, built as a dict.
+            self.outcome.empty_response = {
+                "id": f"{self.call_id}-0",
+                "timestamp": self.core.timestamp(),
+                "modelId": self.model_id,
+                "messages": [],
+            }
         finish = self.outcome.finish
         if finish is not None:
             usage = normalize_usage(finish.total_usage)
@@ -973,14 +987,24 @@ class SliceMachine:
             for step in self.outcome.steps:
                 usage = add_usage(usage, step.usage)
             metadata = self.outcome.steps[-1].provider_metadata if self.outcome.steps else None
-        yield Emit(
-            ConsumerFinishPart(
-                finish_reason=reason.unified,
-                raw_finish_reason=reason.raw,
-                total_usage=usage,
-                provider_metadata=metadata,
+        if metadata is not None:  # the constructor copies it (the part shares no dict)
+            yield Emit(
+                ConsumerFinishPart(
+                    finish_reason=reason.unified,
+                    raw_finish_reason=reason.raw,
+                    total_usage=usage,
+                    provider_metadata=metadata,
+                )
             )
-        )
+            return
+        values = {
+            "type": "finish",
+            "finish_reason": reason.unified,
+            "raw_finish_reason": reason.raw,
+            "total_usage": usage,
+            "provider_metadata": None,
+        }
+        yield Emit(ConsumerFinishPart.from_trusted(values, _FINISH_FIELDS))
 
     def fail(self, error: BaseException, *, aborted: bool, part_error: Any = None) -> Steps[None]:
         """The turn failed with ``error`` (an error part carries ``part_error`` when given)."""

@@ -19,7 +19,11 @@ from harness_testkit.spec import (
     MAX_PART_DEPTH,
     MAX_SAFE_INTEGER,
     ConsumerReasoningDeltaPart,
+    ConsumerReasoningEndPart,
+    ConsumerReasoningStartPart,
     ConsumerTextDeltaPart,
+    ConsumerTextEndPart,
+    ConsumerTextStartPart,
     LanguageModelUsage,
     ProviderMetadata,
     UnifiedFinishReason,
@@ -33,6 +37,7 @@ __all__ = [
     "WireFinishStep",
     "WireToolCall",
     "WireToolResult",
+    "wire_boundary",
     "wire_delta",
     "wire_finish_step",
     "wire_tool_call",
@@ -62,6 +67,40 @@ def wire_delta(obj: dict[str, Any]) -> ConsumerTextDeltaPart | ConsumerReasoning
         return None
     values = {"type": kind, "id": block_id, "text": text, "provider_metadata": None}
     return _DELTAS[kind].from_trusted(values, _DELTA_FIELDS)
+
+
+# -- block boundaries -----------------------------------------------------------------------
+
+ConsumerBoundary = (
+    ConsumerTextStartPart
+    | ConsumerTextEndPart
+    | ConsumerReasoningStartPart
+    | ConsumerReasoningEndPart
+)
+#: The consumer model of each block boundary ``type``.
+_BOUNDARIES: dict[str, type[ConsumerBoundary]] = {
+    "text-start": ConsumerTextStartPart,
+    "text-end": ConsumerTextEndPart,
+    "reasoning-start": ConsumerReasoningStartPart,
+    "reasoning-end": ConsumerReasoningEndPart,
+}
+_BOUNDARY_FIELDS = {"id", "provider_metadata"}
+
+
+def wire_boundary(obj: dict[str, Any]) -> ConsumerBoundary | None:
+    """The consumer part of a plain block boundary (exactly ``type`` and a ``str``
+    ``id``); ``None`` for anything else."""
+    if len(obj) != 2:
+        return None
+    kind = obj.get("type")
+    block_id = obj.get("id")
+    if type(kind) is not str or type(block_id) is not str:
+        return None
+    model = _BOUNDARIES.get(kind)
+    if model is None:
+        return None
+    values = {"type": kind, "id": block_id, "provider_metadata": None}
+    return model.from_trusted(values, _BOUNDARY_FIELDS)
 
 
 # -- finish-step ----------------------------------------------------------------------------

@@ -40,9 +40,12 @@ from harness_testkit.reference._turn_state import (
     TurnState,
 )
 from harness_testkit.spec import (
+    ConsumerFinishPart,
     ContinueTurnState,
     HarnessTurnError,
+    LanguageModelUsage,
     PendingToolApproval,
+    StepResponse,
     TurnSettings,
     parse_stream_part,
 )
@@ -452,3 +455,37 @@ def test_a_finished_stream_releases_the_turn_before_finish() -> None:
     assert effects[0] is RELEASE
     assert _types(effects)[1:] == ["finish"]
     assert JOIN not in effects, "the driver joins executions before the stream closes"
+
+
+def test_only_a_step_less_slice_records_its_empty_response() -> None:
+    """The response a step-less slice reports is its StepResponse's wire form; a slice
+    with steps answers with its last step's and records none."""
+    machine = _machine(_core())
+    effects, _ = _run(machine.stream_closed(aborted=False))
+    assert (
+        machine.outcome.empty_response
+        == StepResponse(
+            id=f"{machine.call_id}-0", timestamp="2026-01-01T00:00:00+00:00", model_id=""
+        ).to_wire()
+    )
+    # The finish part, built from validated values, is the constructor's.
+    last = effects[-1]
+    assert isinstance(last, Emit)
+    finish = last.part
+    expected = ConsumerFinishPart(
+        finish_reason="other",
+        raw_finish_reason=None,
+        total_usage=LanguageModelUsage(),
+        provider_metadata=None,
+    )
+    assert finish == expected
+    assert repr(finish) == repr(expected)
+    assert finish.model_fields_set == expected.model_fields_set
+    assert finish.to_wire() == expected.to_wire()
+
+    stepped = _machine(_core())
+    _run(stepped.feed(_part("text-delta", id="t", delta="x")))
+    _run(stepped.feed(_finish_step()))
+    _run(stepped.stream_closed(aborted=False))
+    assert stepped.outcome.steps
+    assert stepped.outcome.empty_response is None

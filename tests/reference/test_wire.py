@@ -24,6 +24,7 @@ from harness_testkit.reference import tool
 from harness_testkit.reference._part_queue import PartQueue
 from harness_testkit.reference._turn_machine import SliceMachine
 from harness_testkit.reference._wire import (
+    wire_boundary,
     wire_delta,
     wire_finish_step,
     wire_tool_call,
@@ -120,6 +121,10 @@ _BASES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "nativeName": st.one_of(st.none(), st.just("Bash")),
         },
     ),
+    **{
+        kind: st.fixed_dictionaries({"type": st.just(kind), "id": st.sampled_from(["t", ""])})
+        for kind in ("text-start", "text-end", "reasoning-start", "reasoning-end")
+    },
     "finish-step": st.fixed_dictionaries(
         {
             "type": st.just("finish-step"),
@@ -316,6 +321,10 @@ def test_a_failed_result_is_a_tool_error_only_for_a_provider_executed_call(
                 "outputTokens": {"total": 3, "text": 2, "reasoning": 1},
             },
         },
+        {"type": "text-start", "id": "txt-0"},
+        {"type": "text-end", "id": "txt-0"},
+        {"type": "reasoning-start", "id": "r"},
+        {"type": "reasoning-end", "id": "r"},
     ],
 )
 def test_the_common_shapes_are_taken_from_the_wire(obj: dict[str, Any]) -> None:
@@ -364,14 +373,27 @@ def test_the_common_shapes_are_taken_from_the_wire(obj: dict[str, Any]) -> None:
         {"type": "tool-call", "toolCallId": "c", "input": "{}", "providerExecuted": True},
         {"type": "tool-result", "toolName": "bash", "result": 1},
         {"type": ["text-delta"], "id": "t", "delta": "x"},
+        {"type": ["text-start"], "id": "t"},
+        {"type": "text-start", "id": _Text("t")},
+        {"type": "text-start", "id": "t", "providerMetadata": None},
+        {"type": "text-end", "id": 1},
+        {"type": "tool-start", "id": "t"},
     ],
 )
 def test_anything_unusual_is_left_to_the_parser(obj: dict[str, Any]) -> None:
+    assert wire_boundary(obj) is None
     assert wire_delta(obj) is None
     assert wire_tool_result(obj, WORK_DIR) is None
     assert wire_finish_step(obj) is None
     assert wire_tool_call(obj) is None
     assert _machine(step_open=True, executed=True).quick_wire(obj) is None
+
+
+def test_a_boundary_while_a_pause_is_requested_is_left_to_the_parser() -> None:
+    machine = _machine(step_open=True, executed=True)
+    machine.pause_requested = True
+    assert machine.quick_wire({"type": "text-start", "id": "t"}) is None
+    assert machine.quick(parse_stream_part({"type": "text-start", "id": "t"})) is None
 
 
 def test_a_self_containing_result_is_left_to_the_parser() -> None:
