@@ -47,7 +47,6 @@ from harness_testkit.spec import (
     ContinueTurnState,
     FileChangePart,
     FinishPart,
-    FinishReason,
     FinishStepPart,
     HarnessTurnError,
     InvalidLifecycleStateError,
@@ -101,12 +100,19 @@ from ._translate import (
     text_like_part,
     wire_outcome,
 )
-from ._turn_state import ApprovalContinuation, ResultContinuation, SliceOutcome, TurnCore
+from ._turn_state import (
+    ApprovalContinuation,
+    FinishSummary,
+    ResultContinuation,
+    SliceOutcome,
+    TurnCore,
+)
 from ._wire import (
     CallFields,
     WireToolResult,
     wire_boundary,
     wire_delta,
+    wire_finish,
     wire_finish_step,
     wire_tool_call,
     wire_tool_result,
@@ -256,7 +262,7 @@ class SliceMachine:
         if kind is FinishPart:
             if self.pause_requested:
                 return None
-            self.outcome.finish = part  # type: ignore[assignment]
+            self.outcome.finish = FinishSummary.of(part)  # type: ignore[arg-type]
             return []
         if kind is TextDeltaPart or kind is ReasoningDeltaPart:
             if not self.step_open:
@@ -328,6 +334,12 @@ class SliceMachine:
             return self._close_step_parts(step.unified, step.raw, step.usage, None)
         if self.pause_requested:
             return None
+        if kind == "finish":
+            finish = wire_finish(obj)
+            if finish is None:
+                return None
+            self.outcome.finish = FinishSummary(finish.unified, finish.raw, finish.usage, None)
+            return []
         boundary = wire_boundary(obj)
         return None if boundary is None else self._quick_boundary(boundary)
 
@@ -376,7 +388,7 @@ class SliceMachine:
             yield from self._finish_step(part)
             return True
         elif isinstance(part, FinishPart):
-            self.outcome.finish = part
+            self.outcome.finish = FinishSummary.of(part)
         elif isinstance(part, FileChangePart):
             call_id = "harness-file-change-" + self.core.ids()
             for consumer in file_change_parts(part, call_id, self.work_dir):
@@ -815,7 +827,7 @@ class SliceMachine:
             # other answers, and reading on could wait forever.
             self.core.pause()
             self.outcome.paused = True
-            yield from self._finish_result(FinishReason(unified="tool-calls"))
+            yield from self._finish_result(("tool-calls", None))
 
     def _rebuilt_call(self, record: PendingToolApproval) -> ConsumerToolCallPart:
         seen = self.seen_calls.get(record.tool_call_id)
@@ -871,7 +883,7 @@ class SliceMachine:
             )
             self.core.pause()
             self.outcome.paused = True
-            yield from self._finish_result(FinishReason(unified="tool-calls"))
+            yield from self._finish_result(("tool-calls", None))
             return
         execution: Execution = yield Execute(
             record.tool_call_id, record.tool_name, record.input, tool
@@ -928,7 +940,7 @@ class SliceMachine:
         # The adapter's turn stays alive (APPROVAL-039): what it emits into the queue from
         # now on is read first by the continuation, or kept by a suspension (APPROVAL-041;
         # upstream's per-slice streams lose it).
-        yield from self._finish_result(FinishReason(unified="tool-calls"))
+        yield from self._finish_result(("tool-calls", None))
 
     def stopped(self, captured: ContinueTurnState, leftovers: list[StreamPart]) -> Steps[None]:
         """A stop condition suspended the turn; ``leftovers`` wait for the next slice."""
@@ -960,15 +972,16 @@ class SliceMachine:
         self.outcome.suspended = True
         yield from self._finish_result(self._final_reason())
 
-    def _final_reason(self) -> FinishReason:
+    def _final_reason(self) -> tuple[str, str | None]:
+        """The result's unified and raw finish reasons."""
         if self.outcome.finish is not None:
-            return self.outcome.finish.finish_reason
+            return self.outcome.finish.unified, self.outcome.finish.raw
         if self.outcome.steps:
             last = self.outcome.steps[-1]
-            return FinishReason(unified=last.finish_reason, raw=last.raw_finish_reason)  # type: ignore[arg-type]
-        return FinishReason(unified="other")
+            return last.finish_reason, last.raw_finish_reason
+        return "other", None
 
-    def _finish_result(self, reason: FinishReason) -> Steps[None]:
+    def _finish_result(self, reason: tuple[str, str | None]) -> Steps[None]:
         if not self.outcome.steps:
             # Only a step-less slice reports it (a slice with steps answers with its last
             # step's response): the wire form of its StepResponse, built as a dict.
@@ -979,9 +992,10 @@ class SliceMachine:
                 "messages": [],
             }
         finish = self.outcome.finish
+        unified, raw = reason
         if finish is not None:
-            usage = normalize_usage(finish.total_usage)
-            metadata = finish.harness_metadata
+            usage = finish.usage
+            metadata = finish.metadata
         else:
             usage = LanguageModelUsage()
             for step in self.outcome.steps:
@@ -990,8 +1004,8 @@ class SliceMachine:
         if metadata is not None:  # the constructor copies it (the part shares no dict)
             yield Emit(
                 ConsumerFinishPart(
-                    finish_reason=reason.unified,
-                    raw_finish_reason=reason.raw,
+                    finish_reason=unified,
+                    raw_finish_reason=raw,
                     total_usage=usage,
                     provider_metadata=metadata,
                 )
@@ -999,8 +1013,8 @@ class SliceMachine:
             return
         values = {
             "type": "finish",
-            "finish_reason": reason.unified,
-            "raw_finish_reason": reason.raw,
+            "finish_reason": unified,
+            "raw_finish_reason": raw,
             "total_usage": usage,
             "provider_metadata": None,
         }

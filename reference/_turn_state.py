@@ -6,25 +6,28 @@ from __future__ import annotations
 import enum
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness_testkit.spec import (
     BuiltinTool,
     BuiltinToolFiltering,
     ContinueTurnState,
     FinishPart,
+    LanguageModelUsage,
     PendingToolApproval,
     PendingToolResult,
+    ProviderMetadata,
     StreamPart,
     TurnSettings,
 )
 
 from ._ids import IdGenerator, Timestamps, system_clock, system_timestamp
-from ._results import StepResult
+from ._results import StepResult, normalize_usage
 from ._tool import Tool
 
 __all__ = [
     "ApprovalContinuation",
+    "FinishSummary",
     "FrozenTurn",
     "ResultContinuation",
     "SliceOutcome",
@@ -232,12 +235,30 @@ class ResultContinuation:
     tool_result: dict[str, Any] | None = None
 
 
+class FinishSummary(NamedTuple):
+    """What a slice keeps of the harness ``finish`` part: its reasons, its total usage
+    (already normalized: the consumer's) and its metadata."""
+
+    unified: str
+    raw: str | None
+    usage: LanguageModelUsage
+    metadata: ProviderMetadata | None
+
+    @classmethod
+    def of(cls, part: FinishPart) -> FinishSummary:
+        """The summary of a parsed ``finish`` part."""
+        reason = part.finish_reason
+        return cls(
+            reason.unified, reason.raw, normalize_usage(part.total_usage), part.harness_metadata
+        )
+
+
 @dataclass
 class SliceOutcome:
     """How a slice ended."""
 
     steps: list[StepResult] = field(default_factory=list)
-    finish: FinishPart | None = None
+    finish: FinishSummary | None = None
     error: BaseException | None = None
     aborted: bool = False
     abort_reason: str | None = None

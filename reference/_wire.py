@@ -2,7 +2,8 @@
 
 An adapter that emits dicts has each one parsed into a harness model, which the turn
 engine then translates into a consumer part. For the parts most turns are made of
-(deltas, tool calls and results, ``finish-step``), when the dict is *plain* (the shapes
+(deltas, block boundaries, tool calls and results, ``finish-step`` and ``finish``), when
+the dict is *plain* (the shapes
 the parser's own fast path takes: no metadata, no ``raw`` usage, JSON-safe values), the
 readers here give the translation the values it needs without the harness model in
 between. Anything else returns ``None`` and goes through the parser, which stays the one
@@ -34,11 +35,12 @@ from ._strip import strip_work_dir
 
 __all__ = [
     "CallFields",
-    "WireFinishStep",
+    "WireFinish",
     "WireToolCall",
     "WireToolResult",
     "wire_boundary",
     "wire_delta",
+    "wire_finish",
     "wire_finish_step",
     "wire_tool_call",
     "wire_tool_result",
@@ -103,19 +105,32 @@ def wire_boundary(obj: dict[str, Any]) -> ConsumerBoundary | None:
     return model.from_trusted(values, _BOUNDARY_FIELDS)
 
 
-# -- finish-step ----------------------------------------------------------------------------
+# -- finish-step and finish ------------------------------------------------------------------
 
 _REASONS = frozenset(get_args(UnifiedFinishReason))
 _INPUT_KEYS = {"total": 0, "noCache": 1, "cacheRead": 2, "cacheWrite": 3}
 _OUTPUT_KEYS = {"total": 0, "text": 1, "reasoning": 2}
 
 
-class WireFinishStep(NamedTuple):
-    """A plain ``finish-step``: its reason and its usage, already the consumer's."""
+class WireFinish(NamedTuple):
+    """A plain ``finish-step`` or ``finish``: its reason and its usage, already the
+    consumer's."""
 
     unified: str
     raw: str | None
     usage: LanguageModelUsage
+
+
+def wire_finish_step(obj: dict[str, Any]) -> WireFinish | None:
+    """A ``finish-step`` of exactly a plain reason (``{"unified"[, "raw"]}``) and a plain
+    usage (``inputTokens`` and ``outputTokens`` counts, nothing else); ``None`` otherwise."""
+    return _wire_finish(obj, "finish-step", "usage")
+
+
+def wire_finish(obj: dict[str, Any]) -> WireFinish | None:
+    """A ``finish`` of exactly a plain reason and a plain ``totalUsage`` (as
+    :func:`wire_finish_step`); ``None`` otherwise."""
+    return _wire_finish(obj, "finish", "totalUsage")
 
 
 def _counts(obj: object, keys: dict[str, int]) -> list[int | None] | None:
@@ -135,13 +150,11 @@ def _counts(obj: object, keys: dict[str, int]) -> list[int | None] | None:
     return counts
 
 
-def wire_finish_step(obj: dict[str, Any]) -> WireFinishStep | None:
-    """A ``finish-step`` of exactly a plain reason (``{"unified"[, "raw"]}``) and a plain
-    usage (``inputTokens`` and ``outputTokens`` counts, nothing else); ``None`` otherwise."""
-    if len(obj) != 3 or obj.get("type") != "finish-step":
+def _wire_finish(obj: dict[str, Any], kind: str, usage_key: str) -> WireFinish | None:
+    if len(obj) != 3 or obj.get("type") != kind:
         return None
     reason = obj.get("finishReason")
-    usage = obj.get("usage")
+    usage = obj.get(usage_key)
     if type(reason) is not dict or type(usage) is not dict or len(usage) != 2:
         return None
     unified = reason.get("unified")
@@ -161,7 +174,7 @@ def wire_finish_step(obj: dict[str, Any]) -> WireFinishStep | None:
         return None
     input_total, no_cache, cache_read, cache_write = inputs
     output_total, text, reasoning = outputs
-    return WireFinishStep(
+    return WireFinish(
         unified,
         raw,
         consumer_usage(

@@ -26,6 +26,7 @@ from harness_testkit.reference._effects import (
     SubmitApproval,
 )
 from harness_testkit.reference._ids import IdGenerator
+from harness_testkit.reference._results import normalize_usage
 from harness_testkit.reference._turn_machine import (
     ABORT_REASON,
     UNCLOSED_STEP_MESSAGE,
@@ -34,6 +35,7 @@ from harness_testkit.reference._turn_machine import (
 )
 from harness_testkit.reference._turn_state import (
     ApprovalContinuation,
+    FinishSummary,
     FrozenTurn,
     ResultContinuation,
     TurnCore,
@@ -182,7 +184,10 @@ def test_block_boundaries_and_finish_take_the_synchronous_path_as_feed_would(
     if not pause:
         assert quick_parts == fed_parts
         assert [p.type for p in quick_parts] == ["start-step", *(p.type for p in boundaries)]
-        assert quick.outcome.finish == fed.outcome.finish == final
+        assert quick.outcome.finish == fed.outcome.finish
+        assert quick.outcome.finish == FinishSummary(
+            "stop", "end_turn", normalize_usage(final.total_usage), None
+        )
         assert quick.step_open
         assert not quick.step_has_content
 

@@ -26,6 +26,7 @@ from harness_testkit.reference._turn_machine import SliceMachine
 from harness_testkit.reference._wire import (
     wire_boundary,
     wire_delta,
+    wire_finish,
     wire_finish_step,
     wire_tool_call,
     wire_tool_result,
@@ -125,6 +126,21 @@ _BASES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         kind: st.fixed_dictionaries({"type": st.just(kind), "id": st.sampled_from(["t", ""])})
         for kind in ("text-start", "text-end", "reasoning-start", "reasoning-end")
     },
+    "finish": st.fixed_dictionaries(
+        {
+            "type": st.just("finish"),
+            "finishReason": st.fixed_dictionaries(
+                {"unified": st.sampled_from(["stop", "tool-calls", "length"])},
+                optional={"raw": st.one_of(st.none(), st.text(max_size=4))},
+            ),
+            "totalUsage": st.fixed_dictionaries(
+                {
+                    "inputTokens": _tokens(["total", "noCache", "cacheRead", "cacheWrite"]),
+                    "outputTokens": _tokens(["total", "text", "reasoning"]),
+                }
+            ),
+        }
+    ),
     "finish-step": st.fixed_dictionaries(
         {
             "type": st.just("finish-step"),
@@ -210,6 +226,7 @@ def _state(machine: SliceMachine) -> Any:
         seen,
         machine.seen_in_step,
         machine.expected_calls,
+        machine.outcome.finish,
     )
 
 
@@ -251,6 +268,9 @@ def test_a_dict_taken_from_the_wire_ends_as_the_parsed_part_would(
     assert [in_step for _, in_step in held] == [in_step for _, in_step in held_expected]
     _assert_parts_same([p for p, _ in held], [p for p, _ in held_expected])
     assert _state(wired) == _state(parsed)
+    if wired.outcome.finish is not None:
+        assert parsed.outcome.finish is not None
+        _assert_same(wired.outcome.finish.usage, parsed.outcome.finish.usage)
     for step, step_expected in zip(wired.outcome.steps, parsed.outcome.steps, strict=True):
         _assert_same(step.usage, step_expected.usage)
         assert step.response is not None
@@ -323,6 +343,11 @@ def test_a_failed_result_is_a_tool_error_only_for_a_provider_executed_call(
         },
         {"type": "text-start", "id": "txt-0"},
         {"type": "text-end", "id": "txt-0"},
+        {
+            "type": "finish",
+            "finishReason": {"unified": "stop", "raw": "end_turn"},
+            "totalUsage": {"inputTokens": {"total": 10}, "outputTokens": {"total": 5}},
+        },
         {"type": "reasoning-start", "id": "r"},
         {"type": "reasoning-end", "id": "r"},
     ],
@@ -378,10 +403,18 @@ def test_the_common_shapes_are_taken_from_the_wire(obj: dict[str, Any]) -> None:
         {"type": "text-start", "id": "t", "providerMetadata": None},
         {"type": "text-end", "id": 1},
         {"type": "tool-start", "id": "t"},
+        {
+            "type": "finish",
+            "finishReason": {"unified": "stop"},
+            "totalUsage": {"inputTokens": {}, "outputTokens": {}},
+            "harnessMetadata": {"h": {}},
+        },
+        {"type": "finish", "finishReason": {"unified": "stop"}, "usage": {}},
     ],
 )
 def test_anything_unusual_is_left_to_the_parser(obj: dict[str, Any]) -> None:
     assert wire_boundary(obj) is None
+    assert wire_finish(obj) is None
     assert wire_delta(obj) is None
     assert wire_tool_result(obj, WORK_DIR) is None
     assert wire_finish_step(obj) is None
