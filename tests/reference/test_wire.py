@@ -93,6 +93,25 @@ def _tokens(keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
     return st.dictionaries(st.sampled_from(keys), _COUNTS, max_size=len(keys))
 
 
+def _finishing(kind: str, usage_key: str) -> st.SearchStrategy[dict[str, Any]]:
+    """A plain ``finish-step`` or ``finish``: a known reason and a usage of counts."""
+    return st.fixed_dictionaries(
+        {
+            "type": st.just(kind),
+            "finishReason": st.fixed_dictionaries(
+                {"unified": st.sampled_from(["stop", "tool-calls", "length"])},
+                optional={"raw": st.one_of(st.none(), st.text(max_size=4))},
+            ),
+            usage_key: st.fixed_dictionaries(
+                {
+                    "inputTokens": _tokens(["total", "noCache", "cacheRead", "cacheWrite"]),
+                    "outputTokens": _tokens(["total", "text", "reasoning"]),
+                }
+            ),
+        }
+    )
+
+
 _BASES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "text-delta": st.fixed_dictionaries(
         {"type": st.just("text-delta"), "id": st.text(max_size=3), "delta": st.text(max_size=5)}
@@ -126,36 +145,8 @@ _BASES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         kind: st.fixed_dictionaries({"type": st.just(kind), "id": st.sampled_from(["t", ""])})
         for kind in ("text-start", "text-end", "reasoning-start", "reasoning-end")
     },
-    "finish": st.fixed_dictionaries(
-        {
-            "type": st.just("finish"),
-            "finishReason": st.fixed_dictionaries(
-                {"unified": st.sampled_from(["stop", "tool-calls", "length"])},
-                optional={"raw": st.one_of(st.none(), st.text(max_size=4))},
-            ),
-            "totalUsage": st.fixed_dictionaries(
-                {
-                    "inputTokens": _tokens(["total", "noCache", "cacheRead", "cacheWrite"]),
-                    "outputTokens": _tokens(["total", "text", "reasoning"]),
-                }
-            ),
-        }
-    ),
-    "finish-step": st.fixed_dictionaries(
-        {
-            "type": st.just("finish-step"),
-            "finishReason": st.fixed_dictionaries(
-                {"unified": st.sampled_from(["stop", "tool-calls", "length"])},
-                optional={"raw": st.one_of(st.none(), st.text(max_size=4))},
-            ),
-            "usage": st.fixed_dictionaries(
-                {
-                    "inputTokens": _tokens(["total", "noCache", "cacheRead", "cacheWrite"]),
-                    "outputTokens": _tokens(["total", "text", "reasoning"]),
-                }
-            ),
-        }
-    ),
+    "finish": _finishing("finish", "totalUsage"),
+    "finish-step": _finishing("finish-step", "usage"),
 }
 _EXTRA_KEYS = ["harnessMetadata", "providerMetadata", "raw", "extra", "id", "result", "isError"]
 _EXTRA_KEYS += ["stepToolCallCount", "input"]
