@@ -13,7 +13,8 @@ then removed.
 probe cgroup, moves a short-lived ``sh`` into it and removes it. Anything short of that
 (no cgroup2 mount, a read-only hierarchy, a kernel without ``cgroup.kill``) makes the local
 provider fall back to the process-group kill and environment-marker sweep of ``_tree``;
-the reason is kept for the session's description.
+the reason is kept for the session's description. Once it works, the probe also removes
+what kit processes killed outright left behind (:func:`sweep_orphans`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "new_command_cgroup",
     "owned_cgroups",
     "probe",
+    "sweep_orphans",
 ]
 
 #: The name prefix of every cgroup the kit creates.
@@ -58,10 +60,12 @@ class CgroupSupport:
         base: The cgroup directory children are created in (this process's own cgroup),
             or ``None`` when cgroups are not used.
         reason: Why cgroups are not used (empty when they are).
+        swept: The cgroups of exited kit processes the probe killed and removed.
     """
 
     base: Path | None
     reason: str = ""
+    swept: tuple[Path, ...] = ()
 
 
 _lock = threading.Lock()
@@ -120,11 +124,12 @@ def _probe_uncached() -> CgroupSupport:
             return CgroupSupport(
                 None, f"cannot move a process into {probe_dir}: {entered.stderr.decode().strip()}"
             )
-        return CgroupSupport(base)
     except (OSError, subprocess.TimeoutExpired) as error:
         return CgroupSupport(None, f"probing {probe_dir} failed: {error}")
     finally:
         _remove(probe_dir, time.monotonic() + 5)
+    # Containment works: clear what kit processes killed outright left in this cgroup.
+    return CgroupSupport(base, swept=tuple(sweep_orphans(base)))
 
 
 def probe() -> CgroupSupport:
@@ -190,6 +195,59 @@ def kill_cgroup(cgroup: Path, wait_limit: float) -> bool:
 def owned_cgroups(base: Path, *, session_token: str = "*", pid: int | str = "*") -> list[Path]:
     """The command cgroups in ``base`` of a session and/or creating process."""
     return sorted(base.glob(f"{CGROUP_PREFIX}.{pid}.{session_token}.*"))
+
+
+def _creator_gone(name: str) -> bool:
+    """Whether the kit process that created the cgroup ``name`` has exited: its pid, read
+    off the name, is no process in this pid namespace. ``False`` for a name the kit does
+    not make (``harness-testkit.<pid>.<session>.<process>`` or
+    ``harness-testkit.probe.<pid>.<token>``)."""
+    fields = name.split(".")
+    if len(fields) != 4 or fields[0] != CGROUP_PREFIX:
+        return False
+    pid_text = fields[2] if fields[1] == "probe" else fields[1]
+    if not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists but is not ours to signal: alive
+        return False
+    return False
+
+
+def sweep_orphans(base: Path, wait_limit: float = 5.0) -> list[Path]:
+    """Kill and remove the kit's cgroups in ``base`` whose creating process has exited.
+
+    A kit process killed outright (``SIGKILL``, a test runner's hard timeout) can neither
+    remove its command cgroups nor kill what still runs in them; the next kit process in
+    the same cgroup does, when it probes. A creator counts as alive while any process has
+    its pid, so a pid reused by an unrelated process keeps the cgroup (the safe mistake).
+    Never raises: a cgroup that cannot be removed stays and is not reported.
+
+    Args:
+        base: The directory the kit's cgroups are created in.
+        wait_limit: Longest wait, in seconds, for one cgroup's processes to be gone.
+
+    Returns:
+        The cgroups removed.
+    """
+    removed: list[Path] = []
+    try:
+        candidates = sorted(base.glob(f"{CGROUP_PREFIX}.*"))
+    except OSError:
+        return removed
+    for cgroup in candidates:
+        if not _creator_gone(cgroup.name):
+            continue
+        try:
+            gone = kill_cgroup(cgroup, wait_limit)
+        except OSError:
+            continue
+        if gone:
+            removed.append(cgroup)
+    return removed
 
 
 def kill_session_cgroups(base: Path, session_token: str, wait_limit: float) -> bool:

@@ -10,6 +10,9 @@ skip then names the variable, so it is never silent).
 from __future__ import annotations
 
 import os
+import select
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -133,6 +136,71 @@ async def test_a_resumed_session_kills_the_cgroups_of_the_original(
     assert await _gone(pid)
     assert _leftover_cgroups(session) == []
     await session.destroy()
+
+
+#: A kit process that puts a sleeping command in a command cgroup of its own, prints the
+#: cgroup and the command's pid, and waits to be killed.
+_KILLED_KIT = """
+import subprocess, sys, time
+from harness_testkit.sandbox import _cgroup
+base = _cgroup.probe().base
+cgroup = _cgroup.new_command_cgroup(base, "sweep", "orphan")
+command = subprocess.Popen(_cgroup.enter_command(cgroup, ["sleep", "60"]))
+print(cgroup, command.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _killed_kit_leftovers() -> tuple[Path, int]:
+    """Run :data:`_KILLED_KIT`, kill it outright; its command cgroup and command's pid."""
+    with subprocess.Popen(
+        [sys.executable, "-c", _KILLED_KIT], stdout=subprocess.PIPE, text=True
+    ) as kit:
+        try:
+            assert kit.stdout is not None
+            ready, _, _ = select.select([kit.stdout], [], [], _HANG_GUARD)
+            assert ready, "the kit process did not start its command"
+            path, pid = kit.stdout.readline().split()
+        finally:
+            kit.kill()  # SIGKILL: it cannot clean up
+            kit.wait(_HANG_GUARD)
+    return Path(path), int(pid)
+
+
+async def test_the_cgroups_of_a_kit_process_killed_outright_are_swept() -> None:
+    _cgroups_or_skip()
+    base = _cgroup.probe().base
+    assert base is not None
+    orphan, command = _killed_kit_leftovers()
+    assert orphan.is_dir(), "a kit process killed outright leaves its command cgroup"
+    assert _alive(command), "and the command running in it"
+    mine = _cgroup.new_command_cgroup(base, "sweep", "live")  # this process is alive
+    try:
+        swept = _cgroup.sweep_orphans(base)
+        # (Another kit process probing at this moment, a CLI run by a parallel test, may
+        # sweep the orphan first: what must hold is that it is gone.)
+        assert not orphan.exists()
+        assert await _gone(command), f"the orphaned command {command} survived the sweep"
+        assert mine not in swept, "a live creator's cgroup is left alone"
+        assert mine.is_dir()
+    finally:
+        _cgroup.kill_cgroup(mine, 5)
+
+
+def test_only_the_kits_own_cgroup_names_can_be_orphans() -> None:
+    dead = _dead_pid()
+    assert _cgroup._creator_gone(f"harness-testkit.{dead}.session.process")
+    assert _cgroup._creator_gone(f"harness-testkit.probe.{dead}.token")
+    assert not _cgroup._creator_gone(f"harness-testkit.{os.getpid()}.session.process")
+    assert not _cgroup._creator_gone("harness-testkit.1.session.process")  # init is alive
+    for name in (f"other.{dead}.a.b", f"harness-testkit.{dead}.a", "harness-testkit.x.a.b"):
+        assert not _cgroup._creator_gone(name), name
+
+
+def _dead_pid() -> int:
+    """A pid no process has (one that has just exited and been reaped)."""
+    done = subprocess.run(["/bin/sh", "-c", "echo $$"], capture_output=True, text=True, check=True)
+    return int(done.stdout)
 
 
 async def test_every_command_runs_in_a_cgroup_of_its_own(
