@@ -8,7 +8,10 @@ of letting them cascade.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +22,7 @@ import anyio
 
 from harness_testkit import __version__
 from harness_testkit._inputs import InputError, bounded_copy, read_structured
+from harness_testkit._processes import pid_exited
 from harness_testkit.spec import InvalidLifecycleStateError
 
 from ._adapter_checks.registry import REGISTRY, ordered_checks
@@ -106,10 +110,55 @@ class RunOptions:
         return PROFILES[self.profile]
 
 
+#: The name prefix of a check's work directory (in the system's temporary directory).
+WORKDIR_PREFIX = "harness-testkit-check-"
+#: The file in a work directory that names the process owning it (its pid).
+_OWNER_FILE = ".owner-pid"
+_swept = threading.Event()
+
+
 @contextlib.contextmanager
 def _workdir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="harness-testkit-check-") as directory:
+    if not _swept.is_set():
+        _swept.set()
+        sweep_abandoned_workdirs(Path(tempfile.gettempdir()))
+    with tempfile.TemporaryDirectory(prefix=WORKDIR_PREFIX) as directory:
+        (Path(directory) / _OWNER_FILE).write_text(str(os.getpid()), encoding="ascii")
         yield Path(directory)
+
+
+def _owner_gone(directory: Path) -> bool:
+    """Whether the process named in ``directory``'s owner file has exited (``False`` when
+    there is no readable owner file: a directory of an older kit, or one being made)."""
+    try:
+        text = (directory / _OWNER_FILE).read_text(encoding="ascii").strip()
+    except OSError:
+        return False
+    return pid_exited(text)
+
+
+def sweep_abandoned_workdirs(temporary: Path) -> list[Path]:
+    """Remove the check work directories in ``temporary`` whose owning process has exited.
+
+    A run killed outright (``SIGKILL``, a CI job's hard timeout) cannot remove its work
+    directory; the first check of a later run does. The owner is the pid in the
+    directory's owner file, looked up in this process's pid namespace; a live process with
+    that pid (even one that reused it) keeps the directory. Never raises.
+
+    Returns:
+        The directories removed.
+    """
+    removed: list[Path] = []
+    try:
+        candidates = sorted(temporary.glob(f"{WORKDIR_PREFIX}*"))
+    except OSError:
+        return removed
+    for directory in candidates:
+        if directory.is_dir() and _owner_gone(directory):
+            shutil.rmtree(directory, ignore_errors=True)
+            if not directory.exists():
+                removed.append(directory)
+    return removed
 
 
 def _skip_reason(check: Check, target: AdapterTarget) -> tuple[str, str] | None:

@@ -28,6 +28,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness_testkit._processes import pid_exited
+
 __all__ = [
     "CGROUP_PREFIX",
     "CgroupSupport",
@@ -205,16 +207,7 @@ def _creator_gone(name: str) -> bool:
     fields = name.split(".")
     if len(fields) != 4 or fields[0] != CGROUP_PREFIX:
         return False
-    pid_text = fields[2] if fields[1] == "probe" else fields[1]
-    if not pid_text.isdigit() or int(pid_text) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # it exists but is not ours to signal: alive
-        return False
-    return False
+    return pid_exited(fields[2] if fields[1] == "probe" else fields[1])
 
 
 def sweep_orphans(base: Path, wait_limit: float = 5.0) -> list[Path]:

@@ -1,4 +1,5 @@
-"""SIGINT and SIGTERM during ``check``: teardown runs, the summary is written, nothing leaks."""
+"""SIGINT and SIGTERM during ``check``: teardown runs, the summary is written, nothing leaks.
+SIGKILL cannot be handled: the next run removes what the killed one left."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness_testkit.conformance._runner import WORKDIR_PREFIX, sweep_abandoned_workdirs
 from harness_testkit.sandbox import DockerSandboxProvider
 
 
@@ -106,3 +108,66 @@ def test_a_signal_mid_docker_run_leaves_no_container(
     after = ours()
     assert after <= before, f"containers left behind: {sorted(after - before)}"
     assert list(work.iterdir()) == []
+
+
+def _dead_pid() -> int:
+    """A pid no process has (one that has just exited and been reaped)."""
+    done = subprocess.run(["/bin/sh", "-c", "echo $$"], capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def test_only_work_directories_of_exited_owners_are_swept(tmp_path: Path) -> None:
+    def workdir(name: str, owner: str | None) -> Path:
+        path = tmp_path / f"{WORKDIR_PREFIX}{name}"
+        path.mkdir()
+        (path / "sandboxes").mkdir()
+        if owner is not None:
+            (path / ".owner-pid").write_text(owner, encoding="ascii")
+        return path
+
+    abandoned = workdir("dead", str(_dead_pid()))
+    kept = [
+        workdir("mine", str(os.getpid())),
+        workdir("init", "1"),  # alive (whatever it is, the pid is taken)
+        workdir("older-kit", None),  # no owner file: not known to be abandoned
+        workdir("garbled", "not a pid"),
+    ]
+    (tmp_path / f"{WORKDIR_PREFIX}file").write_text("x", encoding="ascii")
+    other = tmp_path / "other-dead"
+    other.mkdir()
+    (other / ".owner-pid").write_text(str(_dead_pid()), encoding="ascii")
+
+    assert sweep_abandoned_workdirs(tmp_path) == [abandoned]
+    assert not abandoned.exists()
+    assert all(path.is_dir() for path in kept)
+    assert other.is_dir(), "only the kit's work directories are looked at"
+    assert sweep_abandoned_workdirs(tmp_path / "missing") == []
+
+
+#: The next run: its first check's work directory sweeps; its cgroup probe sweeps too.
+_NEXT_RUN = """
+from harness_testkit.conformance._runner import _workdir
+from harness_testkit.sandbox import _cgroup
+_cgroup.probe()
+with _workdir() as directory:
+    print(directory)
+"""
+
+
+def test_the_work_directory_of_a_killed_run_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    work = tmp_path / "tmp"
+    work.mkdir()
+    process = _spawn(work, out, "--self", "--profile", "smoke")
+    try:
+        _wait_for_progress(process, work, 60)
+    finally:
+        process.kill()  # SIGKILL: no teardown
+        process.communicate(timeout=60)
+    left = list(work.glob(f"{WORKDIR_PREFIX}*"))
+    if not left:
+        pytest.skip("the run ended before it could be killed mid-check")
+    assert all((path / ".owner-pid").read_text() == str(process.pid) for path in left)
+    env = {**os.environ, "TMPDIR": str(work)}
+    subprocess.run([sys.executable, "-c", _NEXT_RUN], env=env, check=True, timeout=120)
+    assert list(work.iterdir()) == [], "the killed run's work directory was left behind"
