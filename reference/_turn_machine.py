@@ -305,9 +305,9 @@ class SliceMachine:
     def quick_wire(self, obj: dict[str, Any]) -> list[ConsumerPart] | None:
         """:meth:`quick` straight from a wire dict, for the plain shapes ``_wire`` reads
         (a delta inside an open step, a provider-executed call, a tool result, a
-        ``finish-step``, a block boundary); ``None`` for anything else (the caller parses
-        it and asks :meth:`quick`). May raise where :meth:`quick` would, having changed
-        nothing."""
+        ``finish-step``, a block boundary, the ``finish``); ``None`` for anything else (the
+        caller parses it and asks :meth:`quick`). May raise where :meth:`quick` would,
+        having changed nothing."""
         kind = obj.get("type")
         if kind == "text-delta" or kind == "reasoning-delta":
             if not self.step_open:
