@@ -110,10 +110,9 @@ class RunOptions:
         return PROFILES[self.profile]
 
 
-#: The name prefix of a check's work directory (in the system's temporary directory).
+#: The name prefix of a check's work directory (in the system's temporary directory); the
+#: name goes on with the owning process's pid and ``-`` (``harness-testkit-check-<pid>-...``).
 WORKDIR_PREFIX = "harness-testkit-check-"
-#: The file in a work directory that names the process owning it (its pid).
-_OWNER_FILE = ".owner-pid"
 _swept = threading.Event()
 
 
@@ -122,19 +121,16 @@ def _workdir() -> Iterator[Path]:
     if not _swept.is_set():
         _swept.set()
         sweep_abandoned_workdirs(Path(tempfile.gettempdir()))
-    with tempfile.TemporaryDirectory(prefix=WORKDIR_PREFIX) as directory:
-        (Path(directory) / _OWNER_FILE).write_text(str(os.getpid()), encoding="ascii")
+    # The owner is in the name, so no moment exists when the directory does not name it.
+    with tempfile.TemporaryDirectory(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-") as directory:
         yield Path(directory)
 
 
 def _owner_gone(directory: Path) -> bool:
-    """Whether the process named in ``directory``'s owner file has exited (``False`` when
-    there is no readable owner file: a directory of an older kit, or one being made)."""
-    try:
-        text = (directory / _OWNER_FILE).read_text(encoding="ascii").strip()
-    except OSError:
-        return False
-    return pid_exited(text)
+    """Whether the process named in ``directory``'s name has exited (``False`` for a name
+    without an owner: a directory of an older kit)."""
+    owner, dash, _ = directory.name.removeprefix(WORKDIR_PREFIX).partition("-")
+    return bool(dash) and pid_exited(owner)
 
 
 def sweep_abandoned_workdirs(temporary: Path) -> list[Path]:
@@ -142,8 +138,8 @@ def sweep_abandoned_workdirs(temporary: Path) -> list[Path]:
 
     A run killed outright (``SIGKILL``, a CI job's hard timeout) cannot remove its work
     directory; the first check of a later run does. The owner is the pid in the
-    directory's owner file, looked up in this process's pid namespace; a live process with
-    that pid (even one that reused it) keeps the directory. Never raises.
+    directory's name, looked up in this process's pid namespace; a live process with that
+    pid (even one that reused it) keeps the directory. Never raises.
 
     Returns:
         The directories removed.

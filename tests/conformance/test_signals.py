@@ -117,25 +117,23 @@ def _dead_pid() -> int:
 
 
 def test_only_work_directories_of_exited_owners_are_swept(tmp_path: Path) -> None:
-    def workdir(name: str, owner: str | None) -> Path:
+    def workdir(name: str) -> Path:
         path = tmp_path / f"{WORKDIR_PREFIX}{name}"
         path.mkdir()
         (path / "sandboxes").mkdir()
-        if owner is not None:
-            (path / ".owner-pid").write_text(owner, encoding="ascii")
         return path
 
-    abandoned = workdir("dead", str(_dead_pid()))
+    abandoned = workdir(f"{_dead_pid()}-abc")
     kept = [
-        workdir("mine", str(os.getpid())),
-        workdir("init", "1"),  # alive (whatever it is, the pid is taken)
-        workdir("older-kit", None),  # no owner file: not known to be abandoned
-        workdir("garbled", "not a pid"),
+        workdir(f"{os.getpid()}-abc"),
+        workdir("1-abc"),  # alive (whatever it is, the pid is taken)
+        workdir("ab12_xyz"),  # an older kit's name: no owner in it
+        workdir(f"{_dead_pid()}abc"),  # no dash after the pid: not a name the kit makes
+        workdir("x1-abc"),
     ]
-    (tmp_path / f"{WORKDIR_PREFIX}file").write_text("x", encoding="ascii")
-    other = tmp_path / "other-dead"
+    (tmp_path / f"{WORKDIR_PREFIX}{_dead_pid()}-file").write_text("x", encoding="ascii")
+    other = tmp_path / f"other-{_dead_pid()}-abc"
     other.mkdir()
-    (other / ".owner-pid").write_text(str(_dead_pid()), encoding="ascii")
 
     assert sweep_abandoned_workdirs(tmp_path) == [abandoned]
     assert not abandoned.exists()
@@ -167,7 +165,7 @@ def test_the_work_directory_of_a_killed_run_is_removed_by_the_next_run(tmp_path:
     left = list(work.glob(f"{WORKDIR_PREFIX}*"))
     if not left:
         pytest.skip("the run ended before it could be killed mid-check")
-    assert all((path / ".owner-pid").read_text() == str(process.pid) for path in left)
+    assert all(path.name.startswith(f"{WORKDIR_PREFIX}{process.pid}-") for path in left)
     env = {**os.environ, "TMPDIR": str(work)}
     subprocess.run([sys.executable, "-c", _NEXT_RUN], env=env, check=True, timeout=120)
     assert list(work.iterdir()) == [], "the killed run's work directory was left behind"
