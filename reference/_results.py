@@ -47,8 +47,8 @@ _USAGE_FIELDS = set(LanguageModelUsage.model_fields)
 _SUMMED_FIELDS = _USAGE_FIELDS - {"raw"}
 _INPUT_FIELDS = set(InputTokenDetails.model_fields)
 _OUTPUT_FIELDS = set(OutputTokenDetails.model_fields)
-#: The token details of a usage that has none, shared: a model of ``None`` counts only
-#: is immutable (frozen, no container), so one instance serves every usage.
+#: The token details of a usage that has none, shared: a frozen model holding only
+#: ``None`` counts cannot change, so one instance serves every such usage.
 _NO_INPUT_DETAILS = InputTokenDetails(
     no_cache_tokens=None, cache_read_tokens=None, cache_write_tokens=None
 )

@@ -18,11 +18,7 @@ from harness_testkit.spec import (
     ConsumerPart,
     ConsumerRawPart,
     ConsumerReasoningDeltaPart,
-    ConsumerReasoningEndPart,
-    ConsumerReasoningStartPart,
     ConsumerTextDeltaPart,
-    ConsumerTextEndPart,
-    ConsumerTextStartPart,
     ConsumerToolCallPart,
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
@@ -43,7 +39,7 @@ from harness_testkit.spec import (
 
 from ._strip import strip_value, strip_work_dir
 from ._tool import Tool, parse_tool_call_input
-from ._wire import CallFields, WireToolResult
+from ._wire import BOUNDARY_FIELDS, CONSUMER_BOUNDARIES, CallFields, WireToolResult
 
 __all__ = [
     "compaction_parts",
@@ -138,15 +134,18 @@ def consumer_delta(
     return model.from_trusted(values, _DELTA_FIELDS)
 
 
-#: Harness block boundaries -> (consumer model, its ``type``), and the fields given.
+#: Harness block boundaries -> (consumer model, its ``type``); the consumer models and the
+#: fields given are the wire reader's (``_wire``), so both paths build the same part.
 _BOUNDARIES: dict[type[StreamPart], tuple[type[ConsumerPart], str]] = {
-    TextStartPart: (ConsumerTextStartPart, "text-start"),
-    TextEndPart: (ConsumerTextEndPart, "text-end"),
-    ReasoningStartPart: (ConsumerReasoningStartPart, "reasoning-start"),
-    ReasoningEndPart: (ConsumerReasoningEndPart, "reasoning-end"),
+    harness: (CONSUMER_BOUNDARIES[kind], kind)
+    for harness, kind in (
+        (TextStartPart, "text-start"),
+        (TextEndPart, "text-end"),
+        (ReasoningStartPart, "reasoning-start"),
+        (ReasoningEndPart, "reasoning-end"),
+    )
 }
 _BOUNDARY_TYPES = tuple(_BOUNDARIES)
-_BOUNDARY_FIELDS = {"id", "provider_metadata"}
 
 
 def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
@@ -162,7 +161,7 @@ def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
         model, kind = boundary
         block = cast(TextStartPart, part)  # every boundary has these two fields
         values = {"type": kind, "id": block.id, "provider_metadata": block.harness_metadata}
-        return model.from_trusted(values, _BOUNDARY_FIELDS), False
+        return model.from_trusted(values, BOUNDARY_FIELDS), False
     if isinstance(part, TextDeltaPart | ReasoningDeltaPart):
         return consumer_delta(part), True
     if isinstance(part, RawPart):

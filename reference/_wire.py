@@ -34,6 +34,8 @@ from ._results import consumer_usage
 from ._strip import strip_work_dir
 
 __all__ = [
+    "BOUNDARY_FIELDS",
+    "CONSUMER_BOUNDARIES",
     "CallFields",
     "WireFinish",
     "WireToolCall",
@@ -79,14 +81,14 @@ ConsumerBoundary = (
     | ConsumerReasoningStartPart
     | ConsumerReasoningEndPart
 )
-#: The consumer model of each block boundary ``type``.
-_BOUNDARIES: dict[str, type[ConsumerBoundary]] = {
+#: The consumer model of each block boundary ``type``, and the fields one is built with.
+CONSUMER_BOUNDARIES: dict[str, type[ConsumerBoundary]] = {
     "text-start": ConsumerTextStartPart,
     "text-end": ConsumerTextEndPart,
     "reasoning-start": ConsumerReasoningStartPart,
     "reasoning-end": ConsumerReasoningEndPart,
 }
-_BOUNDARY_FIELDS = {"id", "provider_metadata"}
+BOUNDARY_FIELDS = {"id", "provider_metadata"}
 
 
 def wire_boundary(obj: dict[str, Any]) -> ConsumerBoundary | None:
@@ -98,11 +100,11 @@ def wire_boundary(obj: dict[str, Any]) -> ConsumerBoundary | None:
     block_id = obj.get("id")
     if type(kind) is not str or type(block_id) is not str:
         return None
-    model = _BOUNDARIES.get(kind)
+    model = CONSUMER_BOUNDARIES.get(kind)
     if model is None:
         return None
     values = {"type": kind, "id": block_id, "provider_metadata": None}
-    return model.from_trusted(values, _BOUNDARY_FIELDS)
+    return model.from_trusted(values, BOUNDARY_FIELDS)
 
 
 # -- finish-step and finish ------------------------------------------------------------------

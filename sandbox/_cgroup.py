@@ -62,12 +62,10 @@ class CgroupSupport:
         base: The cgroup directory children are created in (this process's own cgroup),
             or ``None`` when cgroups are not used.
         reason: Why cgroups are not used (empty when they are).
-        swept: The cgroups of exited kit processes the probe killed and removed.
     """
 
     base: Path | None
     reason: str = ""
-    swept: tuple[Path, ...] = ()
 
 
 _lock = threading.Lock()
@@ -131,7 +129,8 @@ def _probe_uncached() -> CgroupSupport:
     finally:
         _remove(probe_dir, time.monotonic() + 5)
     # Containment works: clear what kit processes killed outright left in this cgroup.
-    return CgroupSupport(base, swept=tuple(sweep_orphans(base)))
+    sweep_orphans(base)
+    return CgroupSupport(base)
 
 
 def probe() -> CgroupSupport:
