@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sized
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -226,19 +226,23 @@ class HandoffSink(Generic[T]):
     engine translating a part inside the adapter's ``emit``), after asking
     ``has_room(n)`` whether ``n`` more items fit: a full sink must get its item through
     the awaited path, where refusing it fails the turn rather than the adapter's emit.
+    A bounded sink names what it fills (:attr:`log`, the items put so far) and how many
+    it takes (:attr:`capacity`), so a hot path can make the same check without a call.
     """
 
-    __slots__ = ("has_room", "put")
+    __slots__ = ("capacity", "log", "put")
 
     def __init__(
-        self, put: Callable[[T], None], has_room: Callable[[int], bool] | None = None
+        self, put: Callable[[T], None], log: Sized | None = None, capacity: int = 0
     ) -> None:
         self.put: Callable[[T], None] = put
-        self.has_room: Callable[[int], bool] = has_room if has_room is not None else _always
+        #: What ``put`` appends to (``None``: unbounded), and the most it may hold.
+        self.log = log
+        self.capacity = capacity
+
+    def has_room(self, count: int) -> bool:
+        """Whether ``count`` more items fit."""
+        return self.log is None or len(self.log) + count <= self.capacity
 
     async def __call__(self, item: T) -> None:
         self.put(item)
-
-
-def _always(count: int) -> bool:
-    return True

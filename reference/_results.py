@@ -207,7 +207,8 @@ class StepContent:
         elif isinstance(part, ConsumerReasoningDeltaPart):
             kind = ReasoningContent
         else:
-            self._end_run()
+            if self._kind is not None:  # tested here: most parts end no run
+                self._end_run()
             self._parts.append(part)
             return
         if kind is not self._kind:
@@ -217,7 +218,8 @@ class StepContent:
 
     def parts(self) -> tuple[ContentPart, ...]:
         """The content so far (a run of deltas is one part)."""
-        self._end_run()
+        if self._kind is not None:
+            self._end_run()
         return tuple(self._parts)
 
     def _end_run(self) -> None:

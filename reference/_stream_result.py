@@ -123,7 +123,7 @@ class StreamResult:
     async def _drive(self) -> None:
         """Run the slice (a detached task, started by the constructor); never raises."""
         try:
-            self._outcome = await self._run(HandoffSink(self._put, self._has_room))
+            self._outcome = await self._run(HandoffSink(self._put, self._parts, self._max_parts))
         except Exception as error:  # a bug below the slice runner: never lose it
             self._outcome = SliceOutcome(error=error)
             if not _is_terminal(self._parts[-1]):
@@ -134,9 +134,6 @@ class StreamResult:
             self._done = True
             self._finished.fire()
             self._progress.fire()
-
-    def _has_room(self, count: int) -> bool:
-        return len(self._parts) + count <= self._max_parts
 
     def _put(self, part: ConsumerPart) -> None:
         parts = self._parts

@@ -259,7 +259,10 @@ def _validate(schema: Any, value: Any) -> None:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         schema.model_validate(value)
         return
-    validate_json_schema(value, schema)
+    # validate_json_schema, inlined: this runs for every tool call.
+    validator, check = _validator(schema)
+    if (check is None or not check(value)) and not validator.is_valid(value):
+        _raise_best_match(validator, value)
 
 
 #: Validators keyed by the identity of the schema mapping a tool holds (``Tool`` and
@@ -402,8 +405,12 @@ def validate_json_schema(value: Any, schema: Mapping[str, Any]) -> None:
         jsonschema.SchemaError: the schema itself is invalid.
     """
     validator, check = _validator(schema)
-    if (check is not None and check(value)) or validator.is_valid(value):
-        return
+    if (check is None or not check(value)) and not validator.is_valid(value):
+        _raise_best_match(validator, value)
+
+
+def _raise_best_match(validator: Any, value: Any) -> None:
+    """Raise the error ``jsonschema.validate`` would for a value ``validator`` rejects."""
     error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is not None:
         raise error

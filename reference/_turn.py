@@ -354,8 +354,14 @@ class SliceRunner:
         here is what the reader would do next.
         """
         sink = self.sink_now
+        if sink is None:
+            return False
         # Two parts at most (start-step, the part): a full sink refuses on the awaited path.
-        if sink is None or self.abort.is_set() or not sink.has_room(2):
+        # (Checked inline, not with has_room: this runs once per part.) No abort test: a
+        # part the reader would read after an abort is translated the same way (the grace
+        # read), and the abort's wake-up queues ahead of later parts.
+        log = sink.log
+        if log is not None and len(log) + 2 > sink.capacity:
             return False
         try:
             parts = quick(item)

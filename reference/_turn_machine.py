@@ -291,7 +291,8 @@ class SliceMachine:
             return None
         if self._settled(call):
             return []
-        consumer = self._consumer_call(call)  # may raise: nothing has changed yet
+        # May raise: nothing has changed yet.
+        consumer = consumer_call(call, self.work_dir, self.frozen.merged_tools)
         self._note_call(call, consumer)
         out: list[ConsumerPart] = []
         if not self.step_open:
@@ -443,9 +444,6 @@ class SliceMachine:
                 ConsumerToolInputEndPart(id=part.id, provider_metadata=part.provider_metadata)
             )
 
-    def _consumer_call(self, part: CallFields) -> ConsumerToolCallPart:
-        return consumer_call(part, self.work_dir, self.frozen.merged_tools)
-
     def _settled(self, part: CallFields) -> bool:
         # A replay of a call this slice already settled (5.4.5, 5.4.8).
         return (
@@ -464,7 +462,7 @@ class SliceMachine:
     def _tool_call(self, part: ToolCallPart) -> Steps[None]:
         if self._settled(part):
             return
-        consumer = self._consumer_call(part)
+        consumer = consumer_call(part, self.work_dir, self.frozen.merged_tools)
         self._note_call(part, consumer)
         yield from self._forward(consumer, content=True)
         if part.provider_executed is not True:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness_testkit.reference._handoff import Flag, Handoff, Signal
+from harness_testkit.reference._handoff import Flag, Handoff, HandoffSink, Signal
 from harness_testkit.reference._results import ReasoningContent, StepContent, TextContent
 from harness_testkit.reference._translate import consumer_delta
 from harness_testkit.spec import (
@@ -167,6 +167,20 @@ async def test_cancelled_signal_waits_do_not_pile_up_without_a_fire() -> None:
     assert len(signal._waiters or ()) <= 16
     with anyio.fail_after(5):
         await _wakes_both_waiters(signal.wait, signal.fire)
+
+
+async def test_a_sink_has_room_up_to_its_capacity_and_an_unbounded_one_always() -> None:
+    log: list[int] = []
+    bounded = HandoffSink(log.append, log, capacity=3)
+    assert bounded.has_room(3) and not bounded.has_room(4)
+    await bounded(1)
+    bounded.put(2)
+    assert log == [1, 2]
+    assert bounded.has_room(1) and not bounded.has_room(2)
+    # The hot path's inline check reads the same two attributes.
+    assert bounded.log is log and bounded.capacity == 3
+    unbounded = HandoffSink(log.append)
+    assert unbounded.log is None and unbounded.has_room(10**9)
 
 
 @given(

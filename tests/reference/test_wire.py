@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from harness_testkit.reference import tool
 from harness_testkit.reference._part_queue import PartQueue
+from harness_testkit.reference._translate import consumer_call
 from harness_testkit.reference._turn_machine import SliceMachine
 from harness_testkit.reference._wire import (
     wire_boundary,
@@ -181,7 +182,7 @@ def _machine(*, step_open: bool, executed: bool | None) -> SliceMachine:
     machine = SliceMachine(core=_core(bash=tool()), continuing=False, stop_conditions=False)
     if executed is not None:
         call = _call("c1", "bash", executed=executed)
-        machine._note_call(call, machine._consumer_call(call))
+        machine._note_call(call, consumer_call(call, machine.work_dir, machine.frozen.merged_tools))
     machine.step_open = step_open
     return machine
 
