@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import sys
 from collections.abc import Callable, Coroutine
@@ -20,22 +21,25 @@ def spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
     started it: a slice runs whether or not anyone reads its result, and ``done()`` of an
     adapter that ignores cancellation keeps running there while the turn ends on time.
     """
-    trio = sys.modules.get("trio")
-    if trio is not None:
+    loop = asyncio._get_running_loop()  # the C accessor: no exception outside asyncio
+    if loop is None:
+        # Not inside asyncio: trio (the other backend anyio runs on). As asyncio's tasks,
+        # the task sees the caller's context variables.
+        trio = sys.modules.get("trio")
         try:
-            trio.lowlevel.current_trio_token()
+            if trio is None:
+                raise RuntimeError
+            trio.lowlevel.current_trio_token()  # raises outside trio (any trio version)
         except RuntimeError:
-            pass  # not inside trio: asyncio below
-        else:
-            # As asyncio's tasks, the task sees the caller's context variables.
-            trio.lowlevel.spawn_system_task(function, context=contextvars.copy_context())
-            return
-    import asyncio
-
+            raise RuntimeError(
+                "spawn_detached needs a running asyncio or trio event loop"
+            ) from None
+        trio.lowlevel.spawn_system_task(function, context=contextvars.copy_context())
+        return
     # asyncio keeps weak references only: the set holds the task until it ends. The
     # task removes itself (no done callback: a task's repr, which anyio formats on every
     # cancel() in it, formats each callback's source location).
-    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(_owned(function))
+    task: asyncio.Task[None] = loop.create_task(_owned(function))
     _DETACHED.add(task)
 
 
@@ -43,6 +47,4 @@ async def _owned(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
     try:
         await function()
     finally:
-        import asyncio
-
         _DETACHED.discard(asyncio.current_task())
