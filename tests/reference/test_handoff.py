@@ -172,15 +172,19 @@ async def test_cancelled_signal_waits_do_not_pile_up_without_a_fire() -> None:
 async def test_a_sink_has_room_up_to_its_capacity_and_an_unbounded_one_always() -> None:
     log: list[int] = []
     bounded = HandoffSink(log.append, log, capacity=3)
-    assert bounded.has_room(3) and not bounded.has_room(4)
+    assert bounded.has_room(3)
+    assert not bounded.has_room(4)
     await bounded(1)
     bounded.put(2)
     assert log == [1, 2]
-    assert bounded.has_room(1) and not bounded.has_room(2)
+    assert bounded.has_room(1)
+    assert not bounded.has_room(2)
     # The hot path's inline check reads the same two attributes.
-    assert bounded.log is log and bounded.capacity == 3
+    assert bounded.log is log
+    assert bounded.capacity == 3
     unbounded = HandoffSink(log.append)
-    assert unbounded.log is None and unbounded.has_room(10**9)
+    assert unbounded.log is None
+    assert unbounded.has_room(10**9)
 
 
 @given(
