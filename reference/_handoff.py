@@ -12,6 +12,7 @@ backend again on every creation, which costs about as much as the wait itself.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Sized
@@ -79,7 +80,8 @@ class Signal:
         Under asyncio it is the waiter's future itself (no coroutine in between: readers
         wait once per part). A cancelled waiter's future is cancelled with it, so a fire
         skips it; the cancelled ones are dropped at the next fire, or here once a few
-        have piled up without one.
+        have piled up without one. Under trio it is trio's own wait for the task, which
+        is registered by this call: await the result at once.
         """
         waiters = self._waiters
         if waiters is None:
@@ -90,25 +92,32 @@ class Signal:
         loop = _running_asyncio_loop()
         if loop is None:
             self._trio = True
-            return self._wait_trio(waiters)
+            return _trio_wait(waiters)
         future: asyncio.Future[None] = loop.create_future()
         waiters.append(future)
         return future
 
-    async def _wait_trio(self, waiters: list[Any]) -> None:
-        global _trio_lowlevel
-        lowlevel = _trio_lowlevel
-        if lowlevel is None:
-            lowlevel = _trio_lowlevel = sys.modules["trio"].lowlevel
-        task = lowlevel.current_task()
-        waiters.append(task)
 
-        def abort(raise_cancel: object) -> Any:
-            # Called only while the task still waits, so fire has not taken it.
-            waiters.remove(task)
-            return lowlevel.Abort.SUCCEEDED
+def _trio_wait(waiters: list[Any]) -> Awaitable[None]:
+    """Park the current trio task among ``waiters``: trio's own wait, with no coroutine
+    of ours around it (the caller awaits it at once, as every ``await signal.wait()``
+    does: a fire reschedules the task it registered)."""
+    global _trio_lowlevel
+    lowlevel = _trio_lowlevel
+    if lowlevel is None:
+        lowlevel = _trio_lowlevel = sys.modules["trio"].lowlevel
+    task = lowlevel.current_task()
+    waiters.append(task)
+    wait: Awaitable[None] = lowlevel.wait_task_rescheduled(
+        functools.partial(_trio_abort, waiters, task)
+    )
+    return wait
 
-        await lowlevel.wait_task_rescheduled(abort)
+
+def _trio_abort(waiters: list[Any], task: Any, raise_cancel: object) -> Any:
+    # Called only while the task still waits, so fire has not taken it.
+    waiters.remove(task)
+    return _trio_lowlevel.Abort.SUCCEEDED
 
 
 class Flag:
