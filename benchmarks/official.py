@@ -8,10 +8,14 @@ versions the oracle uses), installed with ``npm ci`` when ``node_modules`` is mi
 Both agents run the scripted adapter of :mod:`benchmarks._scripted` (the Node twin
 receives the very same wire parts as JSON) on an in-memory sandbox. One long-lived
 ``node --expose-gc bench.mjs`` process serves the official runs, so its JIT stays warm
-as the Python interpreter does. Every round runs Python on asyncio, Python on trio and
-the official agent once each, alternating the order (ABBA), after one warm-up round;
-each figure is the median over rounds, and each ratio the median of per-round ratios
-(the runs of a round saw the same machine).
+as the Python interpreter does. Before the rounds of a workload, each side runs until its
+time per turn stops falling (:func:`benchmarks._measure.warm_until_steady`: V8 takes tens
+of runs to reach its plateau, and a single warm-up round measured its warm-up, inflating
+Python's lead by up to two times); the notes say how many runs that took, and when a
+side never got there. Every round then runs Python on asyncio, Python on trio and the
+official agent once each, alternating the order (ABBA); each figure is the median over
+rounds, and each ratio the median of per-round ratios (the runs of a round saw the same
+machine), shown with the lowest and highest per-round ratio.
 
 Columns: CPU milliseconds per turn (the process's user + system time, which other load
 on a shared machine disturbs less than wall time) and wall milliseconds per turn for both
@@ -28,10 +32,22 @@ import select
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ._measure import REPOSITORY, Column, Sample, Section, Target, interleave_sync, median
+from ._measure import (
+    REPOSITORY,
+    Column,
+    Sample,
+    Section,
+    Target,
+    WarmUp,
+    interleave_sync,
+    median,
+    warm_until_steady,
+)
 from ._scripted import WORKLOADS, Workload, run_python
 
 __all__ = ["OFFICIAL_DIR", "NodeUnavailable", "OfficialServer", "measure", "node_problem"]
@@ -210,6 +226,28 @@ def _paired(top: list[Sample], bottom: list[Sample], *, cpu: bool) -> list[float
     return [seconds(a) / seconds(b) for a, b in zip(top, bottom, strict=True)]
 
 
+def _range(ratios: list[float]) -> str:
+    """The lowest and highest per-round ratio: how far one round can stray."""
+    return f"{min(ratios):.2f}-{max(ratios):.2f}x"
+
+
+def _warmup_note(workload: str, warmups: dict[str, WarmUp]) -> str:
+    """What warming each side took; says so when a side never stopped speeding up."""
+    parts = [
+        f"{name} {warmup.runs} runs ({warmup.first_ms:.3g} -> {warmup.last_ms:.3g} ms/turn"
+        + ("" if warmup.steady else ", still getting faster")
+        + ")"
+        for name, warmup in warmups.items()
+    ]
+    note = f"{workload} warm-up: " + ", ".join(parts)
+    if not warmups["official"].steady:
+        note += (
+            "; the official agent had not reached a steady time: its speed-up over "
+            "Python is overstated"
+        )
+    return note
+
+
 def _rss_mib(samples: list[Sample], sessions: int) -> float | None:
     values = [
         sample.extra["rss_growth_bytes"] for sample in samples if "rss_growth_bytes" in sample.extra
@@ -237,6 +275,7 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
             Column("python_cpu_ms_per_turn", "Python CPU ms/turn", "{:.3f}"),
             Column("official_cpu_ms_per_turn", "official CPU ms/turn", "{:.3f}"),
             Column("speedup_cpu_ratio", "speed-up (CPU)", "{:.2f}x"),
+            Column("speedup_cpu_range", "per-round speed-up", "{}"),
             Column("python_wall_ms_per_turn", "Python wall ms/turn", "{:.3f}"),
             Column("official_wall_ms_per_turn", "official wall ms/turn", "{:.3f}"),
             Column("speedup_wall_ratio", "speed-up (wall)", "{:.2f}x"),
@@ -258,21 +297,24 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
         versions = server.request({"op": "versions"})
         section.notes.append(
             f"official: @ai-sdk/harness {versions.get('harness')} on Node {versions.get('node')}"
-            f"; {rounds} rounds after one warm-up, ABBA order"
+            f"; {rounds} rounds (ABBA order) after each side was warmed to a steady time"
             + (f"; workloads scaled by {scale:g} (not the published sizes)" if scale != 1 else "")
         )
         for base in WORKLOADS:
             workload = base.scaled(scale)
             turn = workload.parts()
             server.request({"op": "load", "name": workload.name, "turn": turn})
-            samples = interleave_sync(
-                rounds,
-                [
-                    ("asyncio", functools.partial(run_python, workload, turn=turn)),
-                    ("trio", functools.partial(run_python, workload, backend="trio", turn=turn)),
-                    ("official", functools.partial(server.run, workload)),
-                ],
-            )
+            variants: list[tuple[str, Callable[[], Sample]]] = [
+                ("asyncio", functools.partial(run_python, workload, turn=turn)),
+                ("trio", functools.partial(run_python, workload, backend="trio", turn=turn)),
+                ("official", functools.partial(server.run, workload)),
+            ]
+            # Each side warmed until its time per turn stops falling (V8's JIT takes tens
+            # of runs; one warm-up round measured its warm-up), then interleaved rounds.
+            warmups = {
+                name: warm_until_steady(run, max_runs=20 if quick else 80) for name, run in variants
+            }
+            samples = interleave_sync(rounds, variants)
             python, trio, official = samples["asyncio"], samples["trio"], samples["official"]
             speedup_cpu = median(_paired(official, python, cpu=True))
             row: dict[str, Any] = {
@@ -292,6 +334,8 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
                 "speedup_wall_ratio": median(_paired(official, python, cpu=False)),
                 "trio_over_asyncio_cpu_ratio": median(_paired(trio, python, cpu=True)),
                 "speedup_cpu_samples": _paired(official, python, cpu=True),
+                "speedup_cpu_range": _range(_paired(official, python, cpu=True)),
+                "warmup": {name: asdict(warmup) for name, warmup in warmups.items()},
             }
             if workload.sessions > 1:
                 row["python_rss_mib_per_session"] = _rss_mib(python, workload.sessions)
@@ -303,6 +347,7 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
                     f"per turn ({row['python_consumer_parts_per_turn']:g} vs "
                     f"{row['official_consumer_parts_per_turn']:g}); the runs are not like for like"
                 )
+            section.notes.append(_warmup_note(workload.name, warmups))
             section.targets.append(
                 Target(
                     id=f"official.speedup.{workload.name}",

@@ -8,11 +8,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from benchmarks._measure import Sample, warm_until_steady
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -172,10 +174,47 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
         for key in ("python_cpu_ms_per_turn", "official_cpu_ms_per_turn", "speedup_cpu_ratio"):
             assert _positive(row[key]), (key, row[key])
     assert any("@ai-sdk/harness 1.0.122" in note for note in results["notes"])
+    for row in section["rows"]:
+        # every side warmed before the rounds, and the notes say how
+        assert set(row["warmup"]) == {"asyncio", "trio", "official"}
+        assert all(warmup["runs"] >= 2 for warmup in row["warmup"].values())
+        assert any(note.startswith(f"{row['workload']} warm-up: ") for note in section["notes"])
     speedups = [t for t in results["targets"] if t["id"].startswith("official.speedup.")]
     assert len(speedups) == 5
     assert all(target["at_least"] for target in speedups)
     _check_targets(results, "official")
+
+
+def _falling_then_flat(times_ms: list[float]) -> tuple[list[int], Callable[[], Sample]]:
+    """A run whose CPU time per turn follows ``times_ms`` (then stays at the last one),
+    and the list its calls are counted in."""
+    calls: list[int] = []
+
+    def run() -> Sample:
+        index = min(len(calls), len(times_ms) - 1)
+        calls.append(index)
+        return Sample(seconds=1.0, turns=2, cpu_seconds=2 * times_ms[index] / 1e3)
+
+    return calls, run
+
+
+def test_warm_up_stops_once_the_time_per_turn_stops_falling() -> None:
+    # A JIT's shape: slow first runs, then a plateau from the eighth run on.
+    calls, run = _falling_then_flat([90, 60, 40, 30, 22, 17, 14, 13])
+    warmup = warm_until_steady(run, window=3, max_runs=50)
+    assert warmup.steady
+    # The plateau is reached at run 8; two windows of it (or one more run) decide.
+    assert 10 <= warmup.runs <= 14
+    assert len(calls) == warmup.runs
+    assert warmup.first_ms == pytest.approx(90)
+    assert warmup.last_ms == pytest.approx(13)
+
+
+def test_warm_up_that_never_levels_off_says_so() -> None:
+    _, run = _falling_then_flat([100 * 0.8**index for index in range(200)])
+    warmup = warm_until_steady(run, window=3, max_runs=20)
+    assert not warmup.steady
+    assert warmup.runs == 20
 
 
 # -- instruction counts (callgrind) ---------------------------------------------------------
