@@ -7,7 +7,7 @@ emitted, :class:`WaitResult`/:class:`WaitApproval` block until the host submits,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -70,6 +70,14 @@ class Delay:
     passed: anyio.Event = field(default_factory=anyio.Event, compare=False)
     #: Set when ``done()`` was cancelled during the sleep.
     cancelled: anyio.Event = field(default_factory=anyio.Event, compare=False)
+
+
+@dataclass(frozen=True)
+class Call:
+    """Call ``function()`` inside ``done()`` and go straight on to the next step (no
+    checkpoint in between: what the host does in reply comes after that step)."""
+
+    function: Callable[[], object]
 
 
 Step = Any
@@ -226,6 +234,10 @@ class _Control:
                         group.start_soon(wait_wake)
                     if turn.is_suspended():
                         return
+                    turn.cursor += 1
+                    continue
+                if isinstance(step, Call):
+                    step.function()
                     turn.cursor += 1
                     continue
                 if isinstance(step, Hang):

@@ -24,6 +24,7 @@ from harness_testkit.spec import (
     ConsumerErrorPart,
     ConsumerFinishPart,
     ConsumerFinishStepPart,
+    ConsumerTextDeltaPart,
     FinishPart,
     FinishReason,
     FinishStepPart,
@@ -46,6 +47,7 @@ from harness_testkit.spec import (
 )
 from tests.narrowing import of_type
 from tests.reference.scripted import (
+    Call,
     Hang,
     ScriptedHarness,
     WaitResult,
@@ -364,6 +366,42 @@ async def test_abort_mid_turn_ends_with_exactly_one_abort_part(tmp_path: Path) -
     assert kinds(parts)[-2:] == ["finish-step", "abort"]
     assert kinds(parts).count("abort") == 1
     assert "error" not in kinds(parts)
+    assert framing_problems(parts) == []
+
+
+@pytest.mark.requirement("RESULT-012", "STREAM-036")
+async def test_parts_emitted_as_the_callers_abort_lands_are_forwarded_before_the_abort(
+    tmp_path: Path,
+) -> None:
+    # The caller's own event is set inside done(), and the adapter emits on before any
+    # other task runs: those parts reach the consumer, as the reader's path after an abort
+    # forwards what done() still emits, and the turn ends with one abort part.
+    abort = anyio.Event()
+
+    def delta(text: str) -> dict[str, str]:
+        return {"type": "text-delta", "id": "t1", "delta": text}
+
+    start, _, end, step_end = text_step("")
+    script = [start, delta("a"), Call(abort.set), delta("b"), delta("c"), end, step_end]
+    async with opened(ScriptedHarness([script]), tmp_path, abort_grace=0.5) as (agent, session):
+        _, parts = await stream_parts(agent, session=session, prompt="go", abort=abort)
+        assert session.turn_state == "idle"
+    assert kinds(parts) == [
+        "start",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-delta",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "abort",
+    ]
+    assert [part.text for part in parts if isinstance(part, ConsumerTextDeltaPart)] == [
+        "a",
+        "b",
+        "c",
+    ]
     assert framing_problems(parts) == []
 
 
