@@ -1,8 +1,9 @@
 """Sandbox provider overhead: each operation next to its raw floor, measured in one run.
 
 For the local provider the floors are a bare ``anyio.open_process`` of ``true`` and a
-raw file write/read; for Docker, a bare container create+start+remove and a bare exec
-through the same SDK. Ratios (provider / floor) are what to watch: absolute times depend
+raw file write/read; for Docker, a bare container create+start+remove, a bare exec
+through the same SDK, and for files bare ``cat`` commands over the exec transport the
+provider's file API uses. Ratios (provider / floor) are what to watch: absolute times depend
 on the machine. No assertions: this reports, it does not judge.
 
 Run with ``python benchmarks/sandbox.py`` (about 30 s with a Docker engine).
@@ -10,11 +11,10 @@ Run with ``python benchmarks/sandbox.py`` (about 30 s with a Docker engine).
 
 from __future__ import annotations
 
-import io
 import os
+import posixpath
 import statistics
 import subprocess
-import tarfile
 import tempfile
 import time
 import uuid
@@ -26,6 +26,7 @@ import anyio
 import anyio.to_thread
 
 from harness_testkit.sandbox import DockerSandboxProvider, LocalSandboxProvider
+from harness_testkit.sandbox._docker_files import _exec as exec_with_stdin
 from harness_testkit.spec import SandboxUnavailableError
 
 if TYPE_CHECKING:
@@ -152,17 +153,31 @@ async def _docker(
             await session.write_binary_file("bench/payload.bin", _PAYLOAD)
             await session.read_binary_file("bench/payload.bin")
 
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as archive:
-            info = tarfile.TarInfo("raw.bin")
-            info.size = len(_PAYLOAD)
-            archive.addfile(info, io.BytesIO(_PAYLOAD))
-        tar_bytes = buffer.getvalue()
+        # The provider's file API runs `cat` in an exec as the session user (the
+        # container's root filesystem is read-only, and the engine's archive API cannot
+        # see the tmpfs workspace): the floor is the same exec transport running bare
+        # `cat`s, without the provider's checks (file kind, parent directories, size).
+        raw_path = posixpath.join(provider.working_directory, "raw.bin")
+
+        def raw_exec(argv: list[str], stdin: bytes | None) -> bytes:
+            code, out, err = exec_with_stdin(
+                api,
+                container,
+                provider.user,
+                argv,
+                stdin=stdin,
+                timeout=60,
+                shown=raw_path,
+                verb="benchmark",
+            )
+            if code != 0:
+                raise RuntimeError(f"raw {argv!r} failed with exit {code}: {err!r}")
+            return out
 
         def raw_files() -> None:
-            api.put_archive(container, "/tmp", tar_bytes)
-            stream, _ = api.get_archive(container, "/tmp/raw.bin")
-            b"".join(stream)
+            raw_exec(["/bin/sh", "-c", 'exec cat > "$1"', "write", raw_path], _PAYLOAD)
+            if len(raw_exec(["cat", raw_path], None)) != len(_PAYLOAD):
+                raise RuntimeError("the raw read returned a different number of bytes")
 
         async def floor_files() -> None:
             await anyio.to_thread.run_sync(raw_files)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from benchmarks._measure import Sample, warm_until_steady
+from tests.sandbox.support import docker_provider_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -140,6 +141,25 @@ def test_scaling_benchmark_reports_growth_and_rss_slope(tmp_path: Path) -> None:
     assert _positive(slope["session_cost_growth_ratio"])
     ids = [target["id"] for target in results["targets"]]
     assert ids == ["scaling.per-delta-cost", "scaling.rss-per-session.20"]
+
+
+def test_sandbox_benchmark_measures_both_providers_next_to_their_floors(tmp_path: Path) -> None:
+    # The Docker rows run for real where an engine answers (and must under CI=true): the
+    # file floor once used the archive API, which the read-only root filesystem refuses.
+    docker_provider_or_skip().close()
+    out = tmp_path / "results.json"
+    done = _run("--quick", "--only", "sandbox", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-4000:]
+    rows = json.loads(out.read_text(encoding="utf-8"))["benchmarks"]["sandbox"]["rows"]
+    assert [row["operation"] for row in rows] == [
+        f"{provider} {operation}"
+        for provider in ("local", "docker")
+        for operation in ("create+destroy", "run('true')", "64 KiB write+read")
+    ]
+    for row in rows:
+        assert row["status"] == "measured", row
+        assert _positive(row["provider_ms"]), row
+        assert _positive(row["floor_ms"]), row
 
 
 def test_official_without_node_exits_2_and_says_why(tmp_path: Path) -> None:
