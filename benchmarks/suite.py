@@ -2,9 +2,10 @@
 
 Each run is a fresh process (``python -m harness_testkit check --self --profile P``), in
 a temporary directory so reports and replay bundles stay out of the repository; the wall
-time includes interpreter start-up and imports, as a user sees it. The JSON reports (one
-per fake-harness profile) give the examples: the sum of ``results[].examples`` divided
-by the summed ``duration_seconds`` of the checks that ran examples.
+time includes interpreter start-up and imports, as a user sees it. The run's JSON
+document holds one report per fake-harness profile (``reports[]``); they give the
+examples: the sum of ``results[].examples`` divided by the summed ``duration_seconds`` of
+the checks that ran examples.
 
 ``smoke`` always runs; ``standard`` only without ``--quick``.
 """
@@ -43,10 +44,12 @@ def _run_once(profile: str) -> dict[str, Any]:
         started = time.perf_counter()
         done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - started
-        reports = [
+        # One JSON document per run, holding one report per checked target.
+        documents = [
             json.loads(path.read_text(encoding="utf-8"))
             for path in sorted(work.glob("report*.json"))
         ]
+    reports = [report for document in documents for report in document["reports"]]
     if not reports:
         raise RuntimeError(
             f"`{' '.join(command)}` wrote no report (exit {done.returncode}): "

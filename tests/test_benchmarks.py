@@ -162,6 +162,21 @@ def test_sandbox_benchmark_measures_both_providers_next_to_their_floors(tmp_path
         assert _positive(row["floor_ms"]), row
 
 
+def test_suite_benchmark_times_the_self_check(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("--quick", "--only", "suite", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-4000:]
+    section = json.loads(out.read_text(encoding="utf-8"))["benchmarks"]["suite"]
+    (row,) = section["rows"]
+    assert row["profile"] == "smoke"
+    assert row["outcome"] == "pass", section["notes"]
+    # One report per fake-harness profile, each with its checks.
+    assert len(row["targets"]) >= 2
+    assert row["checks"] > len(row["targets"])
+    assert _positive(row["examples"])
+    assert _positive(row["examples_per_second"])
+
+
 def test_official_without_node_exits_2_and_says_why(tmp_path: Path) -> None:
     empty = tmp_path / "bin"
     empty.mkdir()
