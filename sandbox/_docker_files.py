@@ -40,8 +40,11 @@ _READ_SCRIPT = (
 _CHUNK = 64 * 1024
 #: How often a read whose byte count does not match the file's size is tried again.
 _READ_ATTEMPTS = 3
+#: The parent is cut from the (absolute, normalized) path by parameter expansion, not
+#: ``$(dirname ...)``: a command substitution drops trailing newlines, so a parent
+#: directory whose name ends in one was never created.
 _WRITE_SCRIPT = (
-    'f="$1"; ' + _KIND_TEST + 'd="$(dirname -- "$f")"; '
+    'f="$1"; ' + _KIND_TEST + 'd="${f%/*}"; [ -n "$d" ] || d=/; '
     f'[ -d "$d" ] || mkdir -p -- "$d" || exit {_NO_PARENT}; '
     'exec cat > "$f"'
 )

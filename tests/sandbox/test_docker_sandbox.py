@@ -143,6 +143,25 @@ async def test_absolute_paths_and_symlinks(docker_provider: DockerSandboxProvide
 
 @pytest.mark.docker
 @pytest.mark.anyio
+async def test_parent_directories_whose_names_end_in_newlines_are_created(
+    docker_provider: DockerSandboxProvider,
+) -> None:
+    # A shell command substitution drops trailing newlines: the parent of "a\n/f" came
+    # out as the workspace itself, was never created, and the write failed.
+    session = await docker_provider.create_session(session_id=f"nl-{uuid.uuid4().hex[:8]}")
+    try:
+        for path in ("a\n/f", "b\n\n/c\n/g", "/tmp/d\n/h"):
+            await session.write_text_file(path, path)
+            assert await session.read_text_file(path) == path
+        # the directory is "a" followed by a newline, not the workspace or "a"
+        probe = await session.run("d=$(printf 'a\\nx'); [ -d \"${d%x}\" ] && [ ! -e a ]")
+        assert probe.exit_code == 0, probe
+    finally:
+        await session.destroy()
+
+
+@pytest.mark.docker
+@pytest.mark.anyio
 @pytest.mark.requirement("SANDBOX-039")
 @pytest.mark.requirement("SANDBOX-040")
 async def test_read_only_root_with_a_size_limited_workspace(
