@@ -416,12 +416,10 @@ class LocalSandboxSession(
         # Descendants of processes whose handles are already closed (or that another
         # provider instance started in this directory) are in the session's cgroups and
         # carry the session's marker.
-        cgroup_base = self._resource.cgroups.base
-        if cgroup_base is not None:
-            await anyio.to_thread.run_sync(
-                kill_session_cgroups, cgroup_base, self._resource.token, self._resource.kill_timeout
-            )
-        await anyio.to_thread.run_sync(sweep, f"{self._resource.token}/")
+        resource = self._resource
+        await anyio.to_thread.run_sync(
+            _kill_leftovers, resource.cgroups.base, resource.token, resource.kill_timeout
+        )
 
     async def stop(self) -> None:
         """Kill every process this session started and mark it stopped; idempotent.
@@ -667,13 +665,13 @@ class LocalSandboxProvider:
             SandboxError: No session with that id exists under the base directory.
         """
         root = self.session_root(session_id)
-        if not await anyio.to_thread.run_sync(root.is_dir):
+        real = await anyio.to_thread.run_sync(_real_directory, root)  # one worker hop
+        if real is None:
             raise SandboxError(
                 f"No local sandbox session {session_id!r} exists under {self._base} "
                 f"(looked for {root}); it was destroyed or never created here. Create it "
                 "with create_session(session_id=...) or check the provider's root_dir."
             )
-        real = await anyio.to_thread.run_sync(os.path.realpath, root)
         return await self._session(session_id, Path(real))
 
     async def forget_identity(self, identity: str) -> None:
@@ -686,6 +684,19 @@ class LocalSandboxProvider:
 
 
 # -- blocking helpers (run in worker threads) -------------------------------------------
+
+
+def _kill_leftovers(cgroup_base: Path | None, token: str, kill_timeout: float) -> None:
+    """Kill what a session's processes left: its cgroups (when it has them), then every
+    process carrying its marker. One worker hop for both."""
+    if cgroup_base is not None:
+        kill_session_cgroups(cgroup_base, token, kill_timeout)
+    sweep(f"{token}/")
+
+
+def _real_directory(path: Path) -> str | None:
+    """``path`` with its symlinks resolved when it is a directory, else ``None``."""
+    return os.path.realpath(path) if path.is_dir() else None
 
 
 def _remove_tree(path: Path) -> None:

@@ -64,6 +64,13 @@ def find_non_json(
         ``None`` when ``value`` is plain JSON, else a description such as
         ``"$.data.items[2] is a set"``.
     """
+    if _is_plain(value, max_depth, safe_integers):
+        return None  # the common case, decided without building a path per value
+    return _first_problem(value, path, max_depth, safe_integers)
+
+
+def _first_problem(value: Any, path: str, max_depth: int | None, safe_integers: bool) -> str | None:
+    """:func:`find_non_json`'s walk, naming the first value that is not plain JSON."""
     # (value, path, depth, leaving): containers are left after their children.
     stack: list[tuple[Any, str, int, bool]] = [(value, path, 0, False)]
     on_path: set[int] = set()
@@ -100,6 +107,55 @@ def find_non_json(
                 children.append((child, f"{where}.{key}", depth + 1, False))
         stack.extend(reversed(children))
     return None
+
+
+def _is_plain(value: Any, max_depth: int | None, safe_integers: bool) -> bool:
+    """Whether :func:`find_non_json` finds nothing, decided without paths.
+
+    The same walk and the same tests, but leaves are checked in place (most values are
+    leaves) and no path is built: a state or tool result of thousands of values is read
+    once, cheaply. Only a refused value pays for the walk that names where it is.
+    """
+    if not isinstance(value, list | dict):
+        return _plain_leaf(value, safe_integers)
+    on_path: set[int] = set()
+    # (container, depth); depth -1 marks leaving a container after its children.
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth < 0:
+            on_path.discard(id(item))
+            continue
+        if id(item) in on_path or (max_depth is not None and depth >= max_depth):
+            return False
+        on_path.add(id(item))
+        stack.append((item, -1))
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return False
+            children: Any = item.values()
+        else:
+            children = item
+        for child in children:
+            if child is None or isinstance(child, bool | str):
+                continue
+            if isinstance(child, list | dict):
+                stack.append((child, depth + 1))
+            elif not _plain_leaf(child, safe_integers):
+                return False
+    return True
+
+
+def _plain_leaf(value: Any, safe_integers: bool) -> bool:
+    """Whether a value that is not a list or dict is plain JSON (as find_non_json says)."""
+    if value is None or isinstance(value, bool | str):
+        return True
+    if isinstance(value, int):
+        return not safe_integers or abs(value) <= MAX_SAFE_INTEGER
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return False
 
 
 def is_json_value(value: Any) -> bool:

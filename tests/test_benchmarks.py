@@ -177,6 +177,34 @@ def test_suite_benchmark_times_the_self_check(tmp_path: Path) -> None:
     assert _positive(row["examples_per_second"])
 
 
+def test_continuation_and_concurrency_benchmarks_report_every_row(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("--quick", "--only", "continuations,concurrency", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    continuations = results["benchmarks"]["continuations"]["rows"]
+    assert [(row["turn"], row["variant"]) for row in continuations] == [
+        (turn, variant)
+        for turn in ("typical", "long")
+        for variant in ("uninterrupted", "paused", "suspended")
+    ]
+    for row in continuations:
+        # the same turn however it was split, and every variant timed
+        assert row["events"] == continuations[0 if row["turn"] == "typical" else 3]["events"]
+        assert row["parts_seen"] >= row["events"], row
+        assert _positive(row["ms_per_turn"]), row
+    concurrency = results["benchmarks"]["concurrency"]["rows"]
+    assert [row["sessions"] for row in concurrency] == [1, 10, 100, 1000]
+    # --quick makes no untraced throughput run at 1,000 sessions (memory only).
+    assert all(_positive(row["turns_per_second"]) for row in concurrency[:3])
+    assert all(_positive(row["peak_traced_mib_per_session"]) for row in concurrency)
+    for section in ("continuations", "concurrency"):
+        _check_targets(
+            {"targets": [t for t in results["targets"] if t["section"] == section]}, section
+        )
+    assert {t["section"] for t in results["targets"]} == {"continuations", "concurrency"}
+
+
 def test_official_without_node_exits_2_and_says_why(tmp_path: Path) -> None:
     empty = tmp_path / "bin"
     empty.mkdir()
