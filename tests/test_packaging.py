@@ -42,7 +42,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             ".git", "build", "dist", "*.egg-info", "__pycache__", ".venv*", "harness-testkit-out"
         ),
     )
-    subprocess.run(
+    built_by = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -51,15 +51,42 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             str(source),
             "--no-deps",
             "--no-build-isolation",
-            "--quiet",
+            "--verbose",  # the build backend's warnings show only in verbose output
             "-w",
             str(out),
         ],
         check=True,
         cwd=out,
+        capture_output=True,
+        text=True,
     )
+    (out / "build.log").write_text(built_by.stdout + built_by.stderr, encoding="utf-8")
     (built,) = out.glob("harness_testkit-*.whl")
     return built
+
+
+#: Folders of data files (no Python) the wheel ships, as (source folder, wheel folder).
+DATA_FOLDERS = [
+    ("spec/schemas", "harness_testkit/spec/schemas"),
+    ("conformance/schemas", "harness_testkit/conformance/schemas"),
+    ("conformance/skeleton", "harness_testkit/conformance/skeleton"),
+    ("conformance/vectors", "harness_testkit/conformance/vectors"),
+    ("fake_harness/examples", "harness_testkit/fake_harness/examples"),
+    ("simulate/examples", "harness_testkit/simulate/examples"),
+]
+
+
+def test_every_data_file_ships_and_the_build_does_not_warn_about_it(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for source, target in DATA_FOLDERS:
+        files = sorted(path.name for path in (ROOT / source).iterdir() if path.is_file())
+        assert files, source
+        missing = [name for name in files if f"{target}/{name}" not in names]
+        assert not missing, (source, missing)
+    # setuptools warns (and announces it will stop shipping them) when a data folder is
+    # not declared as a package.
+    log = (wheel.parent / "build.log").read_text(encoding="utf-8")
+    assert "absent from the `packages` configuration" not in log, log[-3000:]
 
 
 def test_wheel_holds_only_the_namespace_and_its_data(wheel: Path) -> None:
