@@ -54,9 +54,13 @@ def _setuptools() -> dict[str, object]:
 
 
 def _packages() -> list[str]:
+    """The Python packages setuptools ships (not the data-only folders it is told are
+    packages so that it ships their files)."""
     packages = _setuptools()["packages"]
     assert isinstance(packages, list)
-    return [str(name) for name in packages]
+    return [
+        str(name) for name in packages if (ROOT / _folder_of(str(name)) / "__init__.py").exists()
+    ]
 
 
 def _folder_of(package: str) -> str:
