@@ -162,11 +162,14 @@ class FakeHarness:
     def _parse(
         self, state: object, expected: Literal["resume-session", "continue-turn"]
     ) -> SessionData:
+        # A model is the agent's parse of the state (StartOptions carry models): only
+        # what is this harness's to check is checked again, not the whole shape.
         parsed = parse_lifecycle_state(
             state,
             expected_type=expected,
             harness_id=self._harness_id,
             data_validator=validate_session_data,
+            shape_checked=True,
         )
         data = SessionData.model_validate(parsed.data)
         if data.profile != self._profile.name:

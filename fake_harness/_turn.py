@@ -80,6 +80,10 @@ TERMINAL_STATUSES: frozenset[str] = frozenset(
 
 _Wake = Literal["changed", "slept", "interrupted"]
 
+#: While a continued turn replays what an earlier slice already did (nothing is emitted),
+#: the driver yields to other tasks once per this many requests instead of after each.
+_REPLAY_YIELD_EVERY = 64
+
 
 class TurnRuntime:
     """One turn of a session: the engine, its journal, and the host-facing state.
@@ -116,6 +120,7 @@ class TurnRuntime:
         self._send: Any = None
         self._journal_position = 0
         self._logical = 0
+        self._replayed = 0
         self._notes = 0
         self._type_counts: Counter[str] = Counter()
         self._finish_steps = 0
@@ -340,6 +345,7 @@ class TurnRuntime:
                 self._started = True
                 self._send = None
                 self._pending = request
+            replaying = self._logical < self.record.cursor
             try:
                 handled, value = await self._handle(self._pending, control)
             except Exception as error:
@@ -348,6 +354,12 @@ class TurnRuntime:
             if handled:
                 self._pending = None
                 self._send = value
+                if replaying:
+                    # A replayed request emits nothing, so no consumer has anything to
+                    # run for; a long replay still yields now and then.
+                    self._replayed += 1
+                    if self._replayed % _REPLAY_YIELD_EVERY:
+                        continue
                 # Let consumers run between parts, as a streaming runtime would.
                 await anyio.lowlevel.checkpoint()
 

@@ -423,8 +423,8 @@ class HarnessAgent:
         if get_bootstrap is not None:
             recipe = await get_bootstrap()
 
-        owned = False
         sandbox: SandboxSession
+        network: NetworkSandboxSession | None = None  # an agent-owned sandbox
         provided = sandbox_session or self.sandbox_session
         if provided is not None:
             sandbox = provided
@@ -434,14 +434,12 @@ class HarnessAgent:
                 await apply_bootstrap_recipe(restricted, recipe, cwd)
         else:
             provider = self.sandbox or _default_provider()
-            network = await self._acquire(provider, session_id, resumed, recipe)
-            sandbox = network
-            owned = True
+            sandbox = network = await self._acquire(provider, session_id, resumed, recipe)
+        owned = network is not None
         try:
-            if owned:
-                assert isinstance(sandbox, NetworkSandboxSession)
-                restricted = sandbox.restricted()
-                cwd = sandbox.default_working_directory
+            if network is not None:
+                restricted = network.restricted()
+                cwd = network.default_working_directory
                 if recipe is not None:
                     await apply_bootstrap_recipe(restricted, recipe, cwd)
             work_dir = posixpath.join(

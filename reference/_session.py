@@ -18,7 +18,6 @@ from harness_testkit.spec import (
     HarnessError,
     HarnessSession,
     HarnessSessionStateError,
-    NetworkSandboxSession,
     PendingToolApproval,
     PendingToolResult,
     PromptControl,
@@ -528,9 +527,12 @@ class AgentSession:
         except Exception:  # destroy never throws (7.4.3)
             pass
         self._link.stop_running_done()
-        if self._owns_sandbox and isinstance(self._sandbox, NetworkSandboxSession):
+        # An owned sandbox is the provider's NetworkSandboxSession; all this needs is its
+        # destroy (an isinstance against the runtime protocol walks every member).
+        destroy = getattr(self._sandbox, "destroy", None) if self._owns_sandbox else None
+        if destroy is not None:
             try:
-                await self._sandbox.destroy()
+                await destroy()
             except Exception:
                 pass
 

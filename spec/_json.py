@@ -114,10 +114,14 @@ def _is_plain(value: Any, max_depth: int | None, safe_integers: bool) -> bool:
 
     The same walk and the same tests, but leaves are checked in place (most values are
     leaves) and no path is built: a state or tool result of thousands of values is read
-    once, cheaply. Only a refused value pays for the walk that names where it is.
+    once, cheaply. Only a refused value pays for the walk that names where it is. The
+    exact built-in types are told apart by identity first (a lifecycle state is walked
+    several times per suspension and continuation); subclasses take the ``isinstance``
+    tests, with the same verdicts.
     """
     if not isinstance(value, list | dict):
         return _plain_leaf(value, safe_integers)
+    limit = math.inf if max_depth is None else max_depth
     on_path: set[int] = set()
     # (container, depth); depth -1 marks leaving a container after its children.
     stack: list[tuple[Any, int]] = [(value, 0)]
@@ -126,22 +130,32 @@ def _is_plain(value: Any, max_depth: int | None, safe_integers: bool) -> bool:
         if depth < 0:
             on_path.discard(id(item))
             continue
-        if id(item) in on_path or (max_depth is not None and depth >= max_depth):
+        if depth >= limit or id(item) in on_path:
             return False
         on_path.add(id(item))
         stack.append((item, -1))
-        if isinstance(item, dict):
+        if type(item) is dict or isinstance(item, dict):
             for key in item:
-                if not isinstance(key, str):
+                if type(key) is not str and not isinstance(key, str):
                     return False
             children: Any = item.values()
         else:
             children = item
+        depth += 1
         for child in children:
-            if child is None or isinstance(child, bool | str):
+            kind = type(child)
+            if kind is str or child is None or kind is bool:
                 continue
-            if isinstance(child, list | dict):
-                stack.append((child, depth + 1))
+            if kind is dict or kind is list:
+                stack.append((child, depth))
+            elif kind is int:
+                if safe_integers and not -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
+                    return False
+            elif kind is float:
+                if not math.isfinite(child):
+                    return False
+            elif isinstance(child, list | dict):
+                stack.append((child, depth))
             elif not _plain_leaf(child, safe_integers):
                 return False
     return True

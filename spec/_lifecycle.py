@@ -8,9 +8,16 @@ the pending records and the frozen turn settings.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, cast
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ._errors import InvalidLifecycleStateError
 from ._json import WIRE_CONFIG, JSONValue, find_non_json
@@ -40,7 +47,17 @@ SPECIFICATION_VERSION: Literal["harness-v1"] = "harness-v1"
 _STATE_CONFIG = ConfigDict(**{**WIRE_CONFIG, "extra": "ignore"})
 
 
-def _require_json(value: Any, field: str) -> Any:
+#: The validation context :func:`parse_lifecycle_state` passes once it has checked the
+#: whole state with :func:`find_non_json` (a key nobody else can pass): the per-field
+#: checks below would walk the same values again.
+_JSON_CHECKED_KEY = object()
+_JSON_CHECKED = {_JSON_CHECKED_KEY: True}
+
+
+def _require_json(value: Any, field: str, info: ValidationInfo) -> Any:
+    context = info.context
+    if context is not None and context.get(_JSON_CHECKED_KEY):
+        return value
     problem = find_non_json(value, field)
     if problem is not None:
         raise ValueError(f"{problem}; lifecycle states must be plain JSON")
@@ -58,8 +75,8 @@ class CompletedToolResult(WireModel):
 
     @field_validator("output")
     @classmethod
-    def _json_output(cls, value: Any) -> Any:
-        return _require_json(value, "output")
+    def _json_output(cls, value: Any, info: ValidationInfo) -> Any:
+        return _require_json(value, "output", info)
 
 
 class PendingToolApproval(WireModel):
@@ -123,8 +140,8 @@ class ContinueTurnState(WireModel):
 
     @field_validator("data", mode="before")
     @classmethod
-    def _json_data(cls, value: Any) -> Any:
-        return _require_json(value, "data")
+    def _json_data(cls, value: Any, info: ValidationInfo) -> Any:
+        return _require_json(value, "data", info)
 
 
 class ResumeSessionState(WireModel):
@@ -140,8 +157,8 @@ class ResumeSessionState(WireModel):
 
     @field_validator("data", mode="before")
     @classmethod
-    def _json_data(cls, value: Any) -> Any:
-        return _require_json(value, "data")
+    def _json_data(cls, value: Any, info: ValidationInfo) -> Any:
+        return _require_json(value, "data", info)
 
 
 LifecycleState: TypeAlias = Annotated[
@@ -169,6 +186,7 @@ def parse_lifecycle_state(
     expected_type: Literal["resume-session", "continue-turn"] | None = None,
     harness_id: str | None = None,
     data_validator: Callable[[Any], Any] | None = None,
+    shape_checked: bool = False,
 ) -> ResumeSessionState | ContinueTurnState:
     """Validate a lifecycle state given as a wire dict (or model), in specification order.
 
@@ -184,6 +202,11 @@ def parse_lifecycle_state(
         expected_type: The state type the caller needs.
         harness_id: The harness the caller runs; a state of another harness is refused.
         data_validator: Parses the adapter-owned ``data`` (raise to reject it).
+        shape_checked: ``obj`` is a state model that was parsed already, as the agent's
+            ``StartOptions.resume_from`` and ``continue_from`` are: its shape is not
+            walked and validated again, only ``type``, ``specificationVersion``,
+            ``harnessId`` and ``data`` (through ``data_validator``) are checked, nested
+            ``continueFrom`` included. Ignored for a dict, which is always checked whole.
 
     Returns:
         A canonical copy: known keys only, optional keys present only when set.
@@ -192,6 +215,8 @@ def parse_lifecycle_state(
         InvalidLifecycleStateError: naming the field that is wrong and why.
     """
     if isinstance(obj, WireModel):
+        if shape_checked and isinstance(obj, ResumeSessionState | ContinueTurnState):
+            return _recheck(obj, expected_type, harness_id, data_validator)
         obj = obj.to_wire()
     if not isinstance(obj, dict):
         raise InvalidLifecycleStateError(
@@ -203,27 +228,9 @@ def parse_lifecycle_state(
     if problem is not None:
         raise InvalidLifecycleStateError(f"Lifecycle state is invalid: {problem}.")
     state_type = obj.get("type")
-    if expected_type is not None and state_type != expected_type:
-        raise InvalidLifecycleStateError(
-            f"Lifecycle state has unexpected type '{state_type}'; expected '{expected_type}'."
-        )
-    if state_type not in _STATE_TYPES:
-        raise InvalidLifecycleStateError(
-            f"Lifecycle state has unexpected type '{state_type}'; "
-            "expected 'resume-session' or 'continue-turn'."
-        )
-    version = obj.get("specificationVersion")
-    if version != SPECIFICATION_VERSION:
-        raise InvalidLifecycleStateError(
-            f"Lifecycle state has unexpected specificationVersion '{version}'; "
-            "expected 'harness-v1'."
-        )
-    state_harness = obj.get("harnessId")
-    if harness_id is not None and state_harness != harness_id:
-        raise InvalidLifecycleStateError(
-            f"Lifecycle state was produced by harness '{state_harness}' "
-            f"but this agent uses '{harness_id}'."
-        )
+    _check_header(
+        state_type, obj.get("specificationVersion"), obj.get("harnessId"), expected_type, harness_id
+    )
     if state_type == "resume-session":
         if "pendingToolApprovals" in obj and obj["pendingToolApprovals"] is not None:
             raise InvalidLifecycleStateError(
@@ -238,29 +245,14 @@ def parse_lifecycle_state(
     nested = obj.get("continueFrom") if state_type == "resume-session" else None
     shallow = {key: value for key, value in obj.items() if key != "continueFrom"}
     try:
-        state: ResumeSessionState | ContinueTurnState = _ADAPTERS[state_type].validate_python(
-            shallow, by_alias=True, by_name=False
-        )
+        state: ResumeSessionState | ContinueTurnState = _ADAPTERS[
+            cast(str, state_type)  # one of _STATE_TYPES: _check_header passed
+        ].validate_python(shallow, by_alias=True, by_name=False, context=_JSON_CHECKED)
     except ValidationError as error:
         raise InvalidLifecycleStateError(
             f"Lifecycle state ({state_type}) is invalid: {_describe(error)}.", cause=error
         ) from error
-    if data_validator is not None:
-        try:
-            parsed = data_validator(state.data)
-        except Exception as error:
-            raise InvalidLifecycleStateError(
-                f"Lifecycle state failed schema validation for harness "
-                f"'{state.harness_id}': {error}",
-                cause=error,
-            ) from error
-        problem = find_non_json(parsed, "data")
-        if problem is not None:
-            raise InvalidLifecycleStateError(
-                f"Lifecycle state failed schema validation for harness '{state.harness_id}': "
-                f"the schema produced a non-JSON value ({problem})."
-            )
-        state = state.model_copy(update={"data": parsed})
+    state = _with_validated_data(state, data_validator)
     if isinstance(state, ResumeSessionState) and nested is not None:
         continuation = parse_lifecycle_state(
             nested,
@@ -269,5 +261,73 @@ def parse_lifecycle_state(
             data_validator=data_validator,
         )
         assert isinstance(continuation, ContinueTurnState)
+        state = state.model_copy(update={"continue_from": continuation})
+    return state
+
+
+def _check_header(
+    state_type: object,
+    version: object,
+    state_harness: object,
+    expected_type: str | None,
+    harness_id: str | None,
+) -> None:
+    """The checks of a state's ``type``, ``specificationVersion`` and ``harnessId``."""
+    if expected_type is not None and state_type != expected_type:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state has unexpected type '{state_type}'; expected '{expected_type}'."
+        )
+    if state_type not in _STATE_TYPES:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state has unexpected type '{state_type}'; "
+            "expected 'resume-session' or 'continue-turn'."
+        )
+    if version != SPECIFICATION_VERSION:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state has unexpected specificationVersion '{version}'; "
+            "expected 'harness-v1'."
+        )
+    if harness_id is not None and state_harness != harness_id:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state was produced by harness '{state_harness}' "
+            f"but this agent uses '{harness_id}'."
+        )
+
+
+def _with_validated_data(
+    state: ResumeSessionState | ContinueTurnState, data_validator: Callable[[Any], Any] | None
+) -> ResumeSessionState | ContinueTurnState:
+    """``state`` with ``data`` replaced by what ``data_validator`` returns for it."""
+    if data_validator is None:
+        return state
+    try:
+        parsed = data_validator(state.data)
+    except Exception as error:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state failed schema validation for harness '{state.harness_id}': {error}",
+            cause=error,
+        ) from error
+    problem = find_non_json(parsed, "data")
+    if problem is not None:
+        raise InvalidLifecycleStateError(
+            f"Lifecycle state failed schema validation for harness '{state.harness_id}': "
+            f"the schema produced a non-JSON value ({problem})."
+        )
+    return state.model_copy(update={"data": parsed})
+
+
+def _recheck(
+    state: ResumeSessionState | ContinueTurnState,
+    expected_type: str | None,
+    harness_id: str | None,
+    data_validator: Callable[[Any], Any] | None,
+) -> ResumeSessionState | ContinueTurnState:
+    """:func:`parse_lifecycle_state` for a state model parsed before (``shape_checked``)."""
+    _check_header(
+        state.type, state.specification_version, state.harness_id, expected_type, harness_id
+    )
+    state = _with_validated_data(state, data_validator)
+    if isinstance(state, ResumeSessionState) and state.continue_from is not None:
+        continuation = _recheck(state.continue_from, "continue-turn", harness_id, data_validator)
         state = state.model_copy(update={"continue_from": continuation})
     return state

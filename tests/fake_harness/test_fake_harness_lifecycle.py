@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from harness_testkit.fake_harness import (
@@ -195,6 +196,43 @@ async def test_suspend_at_an_exact_part_and_continue_losslessly_in_another_harne
         )
         second, _ = await continue_turn(continued)
         assert first.parts + second.parts == reference.parts
+
+
+async def test_a_long_replay_yields_now_and_then_not_after_every_part(
+    sandbox: SandboxEnv,
+) -> None:
+    # A turn continued in another harness replays the parts the first slice emitted
+    # (emitting nothing); other tasks still get to run during a long replay, but not
+    # once per replayed part, which made a continued slice cost a loop turn per part.
+    script = Script.model_validate(
+        {"chunking": {"mode": "chars", "size": 1}, "turns": [{"steps": [{"actions": ["x" * 400]}]}]}
+    )
+    reference, _ = await run_turn(await start(FakeHarness(script), sandbox, "ref"))
+    cut = 300
+    session = await start(FakeHarness(script), sandbox, "long")
+    first = Collector()
+    control = await session.do_prompt_turn(PromptTurnOptions(prompt="hello", emit=first.emit))
+    held = session.hold_before_part(cut)
+    async with anyio.create_task_group() as group:
+        group.start_soon(control.done)
+        await held.wait()
+        state = await session.do_suspend_turn()
+    continued = await start(FakeHarness(script), sandbox, "long", continue_from=round_trip(state))
+    second = Collector()
+    ticks = 0
+
+    async def count_until_the_first_part() -> None:
+        nonlocal ticks
+        while not second.parts:
+            await anyio.lowlevel.checkpoint()
+            ticks += 1
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(count_until_the_first_part)
+        _, error = await continue_turn(continued, collector=second)
+    assert error is None
+    assert first.parts + second.parts == reference.parts
+    assert cut // 64 - 1 <= ticks <= cut // 4
 
 
 async def test_lossy_rerun_restarts_the_in_flight_step(sandbox: SandboxEnv) -> None:

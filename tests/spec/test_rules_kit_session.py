@@ -192,6 +192,75 @@ def test_nested_continue_from_is_validated_as_continue_turn() -> None:
     assert isinstance(parsed.continue_from, ContinueTurnState)
 
 
+def _validated(data: Any) -> Any:
+    if data in ({"no": "cursor"}, []):
+        raise ValueError("no cursor")
+    return {"was": data}
+
+
+@requirement("LIFECYCLE-014")
+@pytest.mark.parametrize("wire", [CONTINUE, RESUME], ids=["continue-turn", "resume-session"])
+def test_a_parsed_model_is_rechecked_without_walking_its_shape_again(wire: dict[str, Any]) -> None:
+    # What the agent hands an adapter (StartOptions) is its own parse of the state; an
+    # adapter passing shape_checked gets the same result as a whole parse of the wire.
+    model = parse_lifecycle_state(wire, harness_id="mock")
+    rechecked = parse_lifecycle_state(
+        model, harness_id="mock", data_validator=_validated, shape_checked=True
+    )
+    whole = parse_lifecycle_state(wire, harness_id="mock", data_validator=_validated)
+    assert rechecked == whole
+    if isinstance(rechecked, ResumeSessionState):
+        assert rechecked.continue_from is not None
+        assert rechecked.continue_from.data == {"was": {"cursor": 3}}
+
+
+@requirement("LIFECYCLE-014")
+@pytest.mark.parametrize(
+    ("state", "expected_type", "message"),
+    [
+        (_base("continue-turn"), "resume-session", "unexpected type 'continue-turn'"),
+        ({**_base("continue-turn"), "harnessId": "other"}, None, "produced by harness 'other'"),
+        ({**_base("continue-turn"), "data": {"no": "cursor"}}, None, "no cursor"),
+        (
+            _base("resume-session", continueFrom={**_base("continue-turn"), "data": []}),
+            None,
+            "no cursor",
+        ),
+    ],
+    ids=["type", "harness", "data", "nested-data"],
+)
+def test_a_shape_checked_model_still_gets_the_callers_checks(
+    state: dict[str, Any], expected_type: Any, message: str
+) -> None:
+    model = parse_lifecycle_state(state)
+    with pytest.raises(InvalidLifecycleStateError, match=message):
+        parse_lifecycle_state(
+            model,
+            expected_type=expected_type,
+            harness_id="mock",
+            data_validator=_validated,
+            shape_checked=True,
+        )
+
+
+@requirement("LIFECYCLE-016")
+def test_shape_checked_does_not_spare_a_wire_dict_or_a_model_built_directly() -> None:
+    deep: Any = 1
+    for _ in range(80):
+        deep = [deep]
+    with pytest.raises(InvalidLifecycleStateError, match="nested deeper than 64"):
+        parse_lifecycle_state(_base("continue-turn", data=deep), shape_checked=True)
+    # The per-field JSON check that a whole-state parse makes redundant still guards
+    # models built directly, whatever validation context the caller passes.
+    for context in (None, {"json_checked": True}):
+        with pytest.raises(ValidationError, match="lifecycle states must be plain JSON"):
+            ContinueTurnState.model_validate(
+                {"harnessId": "mock", "data": {"s": (1, 2)}}, context=context
+            )
+    with pytest.raises(InvalidLifecycleStateError, match=r"state.data.s is a tuple"):
+        parse_lifecycle_state({**_base("continue-turn"), "data": {"s": (1, 2)}})
+
+
 @requirement("LIFECYCLE-016")
 @pytest.mark.parametrize(
     ("extra", "field"),
