@@ -527,6 +527,7 @@ def run_python(
     mode: Literal["agent", "adapter"] = "agent",
     backend: str = "asyncio",
     turn: Sequence[Mapping[str, Any]] | None = None,
+    use_uvloop: bool = False,
 ) -> Sample:
     """Run ``workload`` once in a fresh event loop; only the workload itself is timed.
 
@@ -536,8 +537,17 @@ def run_python(
             (the scripted adapter alone, a null consumer).
         backend: The anyio backend (``asyncio`` or ``trio``).
         turn: The turn's parts (built from ``workload`` when not given).
+        use_uvloop: Run asyncio on uvloop's event loop (``uvloop`` must be installed).
+
+    Raises:
+        ValueError: ``use_uvloop`` with a backend other than asyncio.
     """
+    if use_uvloop and backend != "asyncio":
+        raise ValueError(f"use_uvloop needs the asyncio backend, not {backend!r}")
     adapter = ScriptedAdapter(workload.parts() if turn is None else turn)
     run = _agent_turns if mode == "agent" else _adapter_turns
-    sample: Sample = anyio.run(run, adapter, workload.sessions, workload.turns, backend=backend)
+    options = {"use_uvloop": True} if use_uvloop else {}
+    sample: Sample = anyio.run(
+        run, adapter, workload.sessions, workload.turns, backend=backend, backend_options=options
+    )
     return sample

@@ -17,6 +17,11 @@ official agent once each, alternating the order (ABBA); each figure is the media
 rounds, and each ratio the median of per-round ratios (the runs of a round saw the same
 machine), shown with the lowest and highest per-round ratio.
 
+When ``uvloop`` is installed, the Python agent also runs on uvloop's event loop (libuv,
+in C) as a fourth side: the "speed-up on uvloop" column shows how much of the gap is the
+standard asyncio loop's own scheduling, written in Python. It is for information: the
+targets are judged on the standard loop.
+
 Columns: CPU milliseconds per turn (the process's user + system time, which other load
 on a shared machine disturbs less than wall time) and wall milliseconds per turn for both
 agents; the speed-up, official time per turn divided by Python time per turn (above 1:
@@ -27,6 +32,7 @@ per session (after a full collection, every session alive) on the session worklo
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import select
 import shutil
@@ -280,6 +286,7 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
             Column("official_wall_ms_per_turn", "official wall ms/turn", "{:.3f}"),
             Column("speedup_wall_ratio", "speed-up (wall)", "{:.2f}x"),
             Column("trio_over_asyncio_cpu_ratio", "trio/asyncio CPU", "{:.2f}x"),
+            Column("speedup_uvloop_cpu_ratio", "speed-up on uvloop (CPU)", "{:.2f}x"),
             Column("python_rss_mib_per_session", "Python RSS MiB/session", "{:.3f}"),
             Column("official_rss_mib_per_session", "official RSS MiB/session", "{:.3f}"),
         ],
@@ -293,6 +300,12 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
     # Nine rounds: on a shared 2-core machine single rounds of the same build vary by a
     # factor of two, and the median of five moved by 15% between runs.
     rounds = 3 if quick else 9
+    uvloop = importlib.util.find_spec("uvloop") is not None
+    if not uvloop:
+        section.notes.append(
+            "uvloop is not installed: `pip install uvloop` adds the Python agent on uvloop's "
+            "event loop (for information; the targets are on the standard asyncio loop)"
+        )
     with OfficialServer() as server:
         versions = server.request({"op": "versions"})
         section.notes.append(
@@ -309,6 +322,10 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
                 ("trio", functools.partial(run_python, workload, backend="trio", turn=turn)),
                 ("official", functools.partial(server.run, workload)),
             ]
+            if uvloop:
+                variants.append(
+                    ("uvloop", functools.partial(run_python, workload, turn=turn, use_uvloop=True))
+                )
             # Each side warmed until its time per turn stops falling (V8's JIT takes tens
             # of runs; one warm-up round measured its warm-up), then interleaved rounds.
             warmups = {
@@ -337,6 +354,12 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
                 "speedup_cpu_range": _range(_paired(official, python, cpu=True)),
                 "warmup": {name: asdict(warmup) for name, warmup in warmups.items()},
             }
+            if uvloop:
+                on_uvloop = samples["uvloop"]
+                row["uvloop_cpu_ms_per_turn"] = _per_turn(on_uvloop, cpu=True)
+                row["speedup_uvloop_cpu_ratio"] = median(_paired(official, on_uvloop, cpu=True))
+                row["speedup_uvloop_cpu_range"] = _range(_paired(official, on_uvloop, cpu=True))
+                row["uvloop_over_asyncio_cpu_ratio"] = median(_paired(on_uvloop, python, cpu=True))
             if workload.sessions > 1:
                 row["python_rss_mib_per_session"] = _rss_mib(python, workload.sessions)
                 row["official_rss_mib_per_session"] = _rss_mib(official, workload.sessions)

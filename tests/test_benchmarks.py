@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from benchmarks._measure import Sample, warm_until_steady
+from benchmarks._scripted import WORKLOADS, run_python
 from tests.sandbox.support import docker_provider_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,15 +239,36 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
         for key in ("python_cpu_ms_per_turn", "official_cpu_ms_per_turn", "speedup_cpu_ratio"):
             assert _positive(row[key]), (key, row[key])
     assert any("@ai-sdk/harness 1.0.122" in note for note in results["notes"])
+    uvloop = importlib.util.find_spec("uvloop") is not None
     for row in section["rows"]:
         # every side warmed before the rounds, and the notes say how
-        assert set(row["warmup"]) == {"asyncio", "trio", "official"}
+        assert set(row["warmup"]) == {"asyncio", "trio", "official"} | (
+            {"uvloop"} if uvloop else set()
+        )
         assert all(warmup["runs"] >= 2 for warmup in row["warmup"].values())
         assert any(note.startswith(f"{row['workload']} warm-up: ") for note in section["notes"])
+        if uvloop:  # the fourth side, for information
+            assert _positive(row["speedup_uvloop_cpu_ratio"])
+            assert _positive(row["uvloop_over_asyncio_cpu_ratio"])
+        else:
+            assert "speedup_uvloop_cpu_ratio" not in row
+    assert uvloop != any("uvloop is not installed" in note for note in section["notes"])
     speedups = [t for t in results["targets"] if t["id"].startswith("official.speedup.")]
     assert len(speedups) == 5
+    assert not [t for t in results["targets"] if "uvloop" in t["id"]]
     assert all(target["at_least"] for target in speedups)
     _check_targets(results, "official")
+
+
+def test_the_scripted_workloads_run_on_uvloop_only_under_asyncio() -> None:
+    short = WORKLOADS[2].scaled(1)
+    with pytest.raises(ValueError, match="use_uvloop needs the asyncio backend, not 'trio'"):
+        run_python(short, backend="trio", use_uvloop=True)
+    if importlib.util.find_spec("uvloop") is None:
+        pytest.skip("uvloop is not installed (it is in the test extra)")
+    sample = run_python(short, use_uvloop=True)
+    assert sample.turns == short.turns
+    assert sample.parts == run_python(short).parts
 
 
 def _falling_then_flat(times_ms: list[float]) -> tuple[list[int], Callable[[], Sample]]:
