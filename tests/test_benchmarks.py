@@ -233,6 +233,8 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
         "sessions-100",
         "sessions-1000",
     ]
+    # each workload's official runs in a Node process of its own (V8 carries history)
+    assert len({row["official_pid"] for row in section["rows"]}) == len(section["rows"])
     for row in section["rows"]:
         # identical wire parts in, identical consumer part counts out
         assert row["python_consumer_parts_per_turn"] == row["official_consumer_parts_per_turn"]
