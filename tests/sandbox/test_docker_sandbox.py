@@ -41,6 +41,51 @@ def test_construction_does_no_io() -> None:
     provider.close()
 
 
+def _engine_refusal(status: int, explanation: str) -> Exception:
+    import docker.errors
+    import requests
+
+    response = requests.Response()
+    response.status_code = status
+    error: Exception = docker.errors.APIError("refused", response=response, explanation=explanation)
+    return error
+
+
+def test_a_request_refused_as_paused_is_tried_again_until_the_engine_catches_up() -> None:
+    # After an unpause the engine may still apply the earlier pause's containerd event and
+    # report the running container paused for a moment: an exec right after
+    # resume_session was refused (seen once in a full run).
+    pytest.importorskip("docker")
+    provider = DockerSandboxProvider()
+    paused = "Container c is paused, unpause the container before exec"
+    refusals = [_engine_refusal(409, paused), _engine_refusal(409, paused)]
+
+    def exec_after_resume() -> str:
+        if refusals:
+            raise refusals.pop(0)
+        return "fine"
+
+    assert provider._guarded(exec_after_resume) == "fine"
+    assert not refusals
+
+    # A container that stays paused is reported once the settling time is over; other
+    # refusals are reported at once.
+    provider._paused_settle_seconds = 0.2
+    calls: list[int] = []
+
+    def always(status: int, explanation: str) -> None:
+        calls.append(status)
+        raise _engine_refusal(status, explanation)
+
+    with pytest.raises(SandboxError, match="is paused"):
+        provider._guarded(always, 409, paused)
+    assert len(calls) > 1
+    calls.clear()
+    with pytest.raises(SandboxError, match="status 409"):
+        provider._guarded(always, 409, "Conflict. The container name is already in use")
+    assert calls == [409]
+
+
 def test_working_directory_must_be_absolute() -> None:
     with pytest.raises(ValueError, match="absolute container path"):
         DockerSandboxProvider(working_directory="workspace")
