@@ -21,7 +21,6 @@ import os
 import posixpath
 import re
 import threading
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -37,6 +36,7 @@ from harness_testkit.spec import (
     SandboxUnavailableError,
 )
 
+from . import _docker_engine
 from ._common import (
     DEFAULT_KILL_TIMEOUT,
     DEFAULT_LOCK_TIMEOUT,
@@ -252,44 +252,22 @@ class DockerSandboxProvider:
         """Run a blocking SDK call in a worker thread, mapping engine errors."""
         return await anyio.to_thread.run_sync(self._guarded, function, *args)
 
-    #: How long a request the engine refuses because the container "is paused" is tried
-    #: again (see :meth:`_guarded`).
-    _paused_settle_seconds = 5.0
-
     def _guarded(self, function: Callable[..., _T], *args: Any) -> _T:
-        """Call ``function``, mapping engine errors to sandbox errors.
-
-        A request refused with 409 "is paused" is tried again for a few seconds: after an
-        unpause, the engine can still apply the containerd event of the earlier pause and
-        mark the running container paused until the resume event follows (moby handles
-        those events asynchronously), which refused an exec right after
-        ``resume_session``. The refusal comes before anything runs, so trying again is
-        safe; a container that stays paused is still reported.
-        """
         import docker.errors
         import requests.exceptions
 
-        deadline: float | None = None
-        while True:
-            try:
-                return function(*args)
-            except (SandboxError, HarnessCapabilityUnsupportedError):
-                raise
-            except requests.exceptions.ConnectionError as error:
-                raise SandboxUnavailableError(
-                    f"Lost the connection to the Docker engine ({error}). {_ENGINE_HELP}"
-                ) from error
-            except docker.errors.APIError as error:
-                if _refused_as_paused(error):
-                    now = time.monotonic()
-                    if deadline is None:
-                        deadline = now + self._paused_settle_seconds
-                    if now < deadline:
-                        time.sleep(_PAUSED_RETRY_INTERVAL)
-                        continue
-                raise engine_error(error) from error
-            except docker.errors.DockerException as error:
-                raise SandboxError(f"The Docker engine refused a request: {error}") from error
+        try:
+            return _docker_engine.call_past_stale_pause(function, args)
+        except (SandboxError, HarnessCapabilityUnsupportedError):
+            raise
+        except requests.exceptions.ConnectionError as error:
+            raise SandboxUnavailableError(
+                f"Lost the connection to the Docker engine ({error}). {_ENGINE_HELP}"
+            ) from error
+        except docker.errors.APIError as error:
+            raise engine_error(error) from error
+        except docker.errors.DockerException as error:
+            raise SandboxError(f"The Docker engine refused a request: {error}") from error
 
     async def check_engine(self) -> None:
         """Connect to the engine now.
@@ -805,16 +783,6 @@ class DockerSandboxProvider:
             for reference in found.images:
                 self._remove_image(reference)
         return found
-
-
-#: Seconds between tries of a request refused because the container "is paused".
-_PAUSED_RETRY_INTERVAL = 0.05
-
-
-def _refused_as_paused(error: Any) -> bool:
-    """Whether the engine refused a request because the container is paused (409)."""
-    explanation = getattr(error, "explanation", None) or str(error)
-    return getattr(error, "status_code", None) == 409 and "is paused" in str(explanation)
 
 
 _SIZE = re.compile(r"(\d+)([bkmg]?)", re.IGNORECASE)

@@ -1,5 +1,6 @@
 """What the Docker provider needs around the engine: the SDK check, its lock directory,
-closing sockets a failed connection leaves, and the listing of the kit's resources.
+closing sockets a failed connection leaves, requests past a stale pause, and the listing
+of the kit's resources.
 """
 
 from __future__ import annotations
@@ -7,13 +8,29 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
+import time
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from harness_testkit.spec import SandboxUnavailableError
 
-__all__ = ["KitResources", "close_sockets_of", "lock_directory", "require_docker_sdk"]
+__all__ = [
+    "KitResources",
+    "call_past_stale_pause",
+    "close_sockets_of",
+    "lock_directory",
+    "require_docker_sdk",
+]
+
+_T = TypeVar("_T")
+
+#: How long, and how often, a request refused because the container "is paused" is tried
+#: again (:func:`call_past_stale_pause`).
+PAUSED_SETTLE_SECONDS = 5.0
+PAUSED_RETRY_INTERVAL = 0.05
 
 
 @dataclass(frozen=True)
@@ -65,3 +82,31 @@ def require_docker_sdk() -> None:
             "The Docker sandbox needs the docker Python SDK, an optional extra: "
             "pip install 'harness-testkit[docker]' (the local sandbox needs none)."
         ) from error
+
+
+def call_past_stale_pause(function: Callable[..., _T], args: Sequence[Any]) -> _T:
+    """``function(*args)``, tried again for :data:`PAUSED_SETTLE_SECONDS` while the engine
+    refuses it with 409 "is paused".
+
+    After an unpause, the engine can still apply the containerd event of the earlier
+    pause and mark the running container paused until the resume event follows (moby
+    handles those events asynchronously): an exec right after ``resume_session`` was
+    refused so. The refusal comes before anything runs, so trying again is safe; a
+    container that stays paused, and every other error, is raised as it came.
+    """
+    import docker.errors
+
+    deadline: float | None = None
+    while True:
+        try:
+            return function(*args)
+        except docker.errors.APIError as error:
+            explanation = str(getattr(error, "explanation", None) or error)
+            if error.status_code != 409 or "is paused" not in explanation:
+                raise
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + PAUSED_SETTLE_SECONDS
+            if now >= deadline:
+                raise
+            time.sleep(PAUSED_RETRY_INTERVAL)

@@ -15,6 +15,7 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
+from harness_testkit.sandbox import _docker_engine
 from harness_testkit.sandbox._cli import sandbox
 from harness_testkit.sandbox._docker import (
     DEFAULT_SANDBOX_IMAGE,
@@ -51,7 +52,9 @@ def _engine_refusal(status: int, explanation: str) -> Exception:
     return error
 
 
-def test_a_request_refused_as_paused_is_tried_again_until_the_engine_catches_up() -> None:
+def test_a_request_refused_as_paused_is_tried_again_until_the_engine_catches_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # After an unpause the engine may still apply the earlier pause's containerd event and
     # report the running container paused for a moment: an exec right after
     # resume_session was refused (seen once in a full run).
@@ -70,7 +73,7 @@ def test_a_request_refused_as_paused_is_tried_again_until_the_engine_catches_up(
 
     # A container that stays paused is reported once the settling time is over; other
     # refusals are reported at once.
-    provider._paused_settle_seconds = 0.2
+    monkeypatch.setattr(_docker_engine, "PAUSED_SETTLE_SECONDS", 0.2)
     calls: list[int] = []
 
     def always(status: int, explanation: str) -> None:
