@@ -51,12 +51,12 @@ _STATE_CONFIG = ConfigDict(**{**WIRE_CONFIG, "extra": "ignore"})
 #: whole state with :func:`find_non_json` (a key nobody else can pass): the per-field
 #: checks below would walk the same values again.
 _JSON_CHECKED_KEY = object()
-_JSON_CHECKED = {_JSON_CHECKED_KEY: True}
+_JSON_CHECKED: dict[object, bool] = {_JSON_CHECKED_KEY: True}
 
 
 def _require_json(value: Any, field: str, info: ValidationInfo) -> Any:
     context = info.context
-    if context is not None and context.get(_JSON_CHECKED_KEY):
+    if isinstance(context, dict) and context.get(_JSON_CHECKED_KEY):
         return value
     problem = find_non_json(value, field)
     if problem is not None:

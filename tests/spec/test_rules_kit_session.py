@@ -252,7 +252,7 @@ def test_shape_checked_does_not_spare_a_wire_dict_or_a_model_built_directly() ->
         parse_lifecycle_state(_base("continue-turn", data=deep), shape_checked=True)
     # The per-field JSON check that a whole-state parse makes redundant still guards
     # models built directly, whatever validation context the caller passes.
-    for context in (None, {"json_checked": True}):
+    for context in (None, {"json_checked": True}, ["not", "a", "dict"]):
         with pytest.raises(ValidationError, match="lifecycle states must be plain JSON"):
             ContinueTurnState.model_validate(
                 {"harnessId": "mock", "data": {"s": (1, 2)}}, context=context
