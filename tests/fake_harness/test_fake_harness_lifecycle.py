@@ -83,6 +83,18 @@ async def pause_on_host_tool(session: Any, collector: Collector) -> Any:
     return control
 
 
+async def suspend_before_part(session: Any, cut: int) -> tuple[Collector, ContinueTurnState]:
+    """Start a turn, hold it before part ``cut`` and suspend it there."""
+    first = Collector()
+    control = await session.do_prompt_turn(PromptTurnOptions(prompt="hello", emit=first.emit))
+    held = session.hold_before_part(cut)
+    async with anyio.create_task_group() as group:
+        group.start_soon(control.done)
+        await held.wait()
+        state = await session.do_suspend_turn()
+    return first, state
+
+
 async def uninterrupted(sandbox: SandboxEnv, profile: str) -> list[dict[str, Any]]:
     session = await start(FakeHarness(HOST_SCRIPT, profile=profile), sandbox, "ref")
     collected, _ = await run_turn(session)
@@ -181,15 +193,8 @@ async def test_suspend_at_an_exact_part_and_continue_losslessly_in_another_harne
     )
     reference, _ = await run_turn(await start(FakeHarness(script), sandbox, "ref"))
     for cut in range(1, len(reference.parts)):
-        harness = FakeHarness(script)
-        session = await start(harness, sandbox, f"cut{cut}")
-        first = Collector()
-        control = await session.do_prompt_turn(PromptTurnOptions(prompt="hello", emit=first.emit))
-        held = session.hold_before_part(cut)
-        async with anyio.create_task_group() as group:
-            group.start_soon(control.done)
-            await held.wait()
-            state = await session.do_suspend_turn()
+        session = await start(FakeHarness(script), sandbox, f"cut{cut}")
+        first, state = await suspend_before_part(session, cut)
         assert len(first.parts) == cut
         continued = await start(
             FakeHarness(script), sandbox, f"cut{cut}", continue_from=round_trip(state)
@@ -209,14 +214,7 @@ async def test_a_long_replay_yields_now_and_then_not_after_every_part(
     )
     reference, _ = await run_turn(await start(FakeHarness(script), sandbox, "ref"))
     cut = 300
-    session = await start(FakeHarness(script), sandbox, "long")
-    first = Collector()
-    control = await session.do_prompt_turn(PromptTurnOptions(prompt="hello", emit=first.emit))
-    held = session.hold_before_part(cut)
-    async with anyio.create_task_group() as group:
-        group.start_soon(control.done)
-        await held.wait()
-        state = await session.do_suspend_turn()
+    first, state = await suspend_before_part(await start(FakeHarness(script), sandbox, "long"), cut)
     continued = await start(FakeHarness(script), sandbox, "long", continue_from=round_trip(state))
     second = Collector()
     ticks = 0
@@ -246,13 +244,7 @@ async def test_lossy_rerun_restarts_the_in_flight_step(sandbox: SandboxEnv) -> N
     step_start = reference.types().index("finish-step") + 1
     cut = step_start + 4  # inside the second step
     session = await start(FakeHarness(script, profile="pi"), sandbox, "lossy")
-    first = Collector()
-    control = await session.do_prompt_turn(PromptTurnOptions(prompt="hello", emit=first.emit))
-    held = session.hold_before_part(cut)
-    async with anyio.create_task_group() as group:
-        group.start_soon(control.done)
-        await held.wait()
-        state = await session.do_suspend_turn()
+    first, state = await suspend_before_part(session, cut)
     continued = await start(
         FakeHarness(script, profile="pi"), sandbox, "lossy", continue_from=round_trip(state)
     )
