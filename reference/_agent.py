@@ -101,6 +101,8 @@ def compute_tool_filtering(
         HarnessUsageError: both lists given.
         NoSuchToolError: a listed name is neither a built-in nor a user tool.
     """
+    if active_tools is None and inactive_tools is None:
+        return dict(user_tools), None  # nothing filtered (every turn of most agents)
     if active_tools is not None and inactive_tools is not None:
         raise HarnessUsageError(
             "HarnessAgent: pass either `activeTools` or `inactiveTools`, not both."
@@ -118,11 +120,9 @@ def compute_tool_filtering(
         return active, (
             BuiltinToolFiltering(mode="allow", tool_names=allowed) if disabled else None
         )
-    if inactive_tools is not None:
-        active = {key: value for key, value in user_tools.items() if key not in names}
-        denied = [key for key in builtin_tools if key in names]
-        return active, (BuiltinToolFiltering(mode="deny", tool_names=denied) if denied else None)
-    return dict(user_tools), None
+    active = {key: value for key, value in user_tools.items() if key not in names}
+    denied = [key for key in builtin_tools if key in names]
+    return active, (BuiltinToolFiltering(mode="deny", tool_names=denied) if denied else None)
 
 
 def _data_validator(harness: HarnessAdapter) -> Callable[[Any], Any] | None:
@@ -724,6 +724,17 @@ class HarnessAgent:
         messages: Sequence[Any] | None,
         options: Any,
     ) -> _PreparedCall:
+        if self.prepare_call is None:
+            # The agent's own settings, copied once (what the general path below computes
+            # without the intermediate dictionaries).
+            return _PreparedCall(
+                prompt=_normalize_prompt(prompt, messages),
+                model=self.model,
+                skills=list(self.skills) if self._skills_given else [],
+                instructions=_instructions_text(self.instructions),
+                tools=dict(self.user_tools),
+                tools_context=dict(self.tools_context),
+            )
         base: dict[str, Any] = {
             "model": self.model,
             # As upstream, prepare_call sees the setting as given (None when absent).
@@ -736,24 +747,21 @@ class HarnessAgent:
             "options": options,
         }
         call = base
-        if self.prepare_call is not None:
-            returned = self.prepare_call(dict(base))
-            if inspect.isawaitable(returned):
-                returned = await returned
-            if returned is not None:
-                # Overrides, key by key (SESSION-027): an omitted or None key keeps the base.
-                call = {
-                    key: base[key] if returned.get(key) is None else returned[key] for key in base
-                }
-                if returned.get("prompt") is not None and returned.get("messages") is None:
-                    call["messages"] = None
-                if returned.get("messages") is not None and returned.get("prompt") is None:
-                    call["prompt"] = None
-                tail = call["messages"] if call["messages"] is not None else call["prompt"]
-                if isinstance(tail, list) and extract_message_continuations(tail) is not None:
-                    raise HarnessUsageError(
-                        "HarnessAgent.prepareCall must return a fresh user prompt, not a tool continuation."
-                    )
+        returned = self.prepare_call(dict(base))
+        if inspect.isawaitable(returned):
+            returned = await returned
+        if returned is not None:
+            # Overrides, key by key (SESSION-027): an omitted or None key keeps the base.
+            call = {key: base[key] if returned.get(key) is None else returned[key] for key in base}
+            if returned.get("prompt") is not None and returned.get("messages") is None:
+                call["messages"] = None
+            if returned.get("messages") is not None and returned.get("prompt") is None:
+                call["prompt"] = None
+            tail = call["messages"] if call["messages"] is not None else call["prompt"]
+            if isinstance(tail, list) and extract_message_continuations(tail) is not None:
+                raise HarnessUsageError(
+                    "HarnessAgent.prepareCall must return a fresh user prompt, not a tool continuation."
+                )
         return _PreparedCall(
             prompt=_normalize_prompt(call["prompt"], call["messages"]),
             model=call["model"],

@@ -878,6 +878,50 @@ async def test_prepare_call_returning_none_keeps_the_call(tmp_path: Path) -> Non
     )
 
 
+@pytest.mark.parametrize(
+    ("settings", "call"),
+    [
+        ({}, {"prompt": "hello"}),
+        (
+            {"model": "model-a", "skills": [SKILL], "instructions": "base"},
+            {"prompt": [{"role": "user", "content": "first"}, {"role": "user", "content": "x"}]},
+        ),
+        (
+            {"skills": [], "instructions": {"role": "system", "content": "sys"}},
+            {"messages": [{"role": "user", "content": "from messages"}]},
+        ),
+        ({"instructions": {"role": "system"}}, {"prompt": {"role": "user", "content": "one"}}),
+    ],
+    ids=["defaults", "settings-and-message-list", "messages-and-system-message", "one-message"],
+)
+@pytest.mark.requirement("SESSION-027")
+async def test_an_agent_without_prepare_call_prepares_what_a_none_returning_one_keeps(
+    tmp_path: Path, settings: dict[str, Any], call: dict[str, Any]
+) -> None:
+    # The agent without prepare_call takes a shorter path to the same call (no
+    # intermediate dictionaries): it must prepare exactly what the general path keeps.
+    tools = {"echo": echo_tool()}
+    context = {"tenant": "t1"}
+    plain = make_agent(
+        ScriptedHarness([]), tmp_path, tools=tools, tools_context=context, **settings
+    )
+    general = make_agent(
+        ScriptedHarness([]),
+        tmp_path,
+        tools=tools,
+        tools_context=context,
+        prepare_call=lambda base: None,
+        **settings,
+    )
+    arguments = (call.get("prompt"), call.get("messages"), None)
+    prepared = await plain._prepare(*arguments)
+    assert prepared == await general._prepare(*arguments)
+    # Copies: changing the agent's settings afterwards does not reach the prepared call.
+    assert prepared.tools is not plain.user_tools
+    assert prepared.tools_context is not plain.tools_context
+    assert prepared.skills is not plain.skills
+
+
 @pytest.mark.requirement(
     "PROMPT-001", "PROMPT-025", "PROMPT-026", "ADAPTER-029", "RESULT-018", "LIFECYCLE-043"
 )
