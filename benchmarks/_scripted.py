@@ -26,8 +26,11 @@ Workloads (:data:`WORKLOADS`):
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import gc
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -430,8 +433,76 @@ class _Counter:
         self.parts += 1
 
 
-async def _adapter_turns(adapter: ScriptedAdapter, sessions: int, turns: int) -> Sample:
-    """The adapter alone: ``sessions`` sessions, ``turns`` turns each, a null consumer."""
+class _FloorHandoff:
+    """The least a reader woken per part costs: a deque, and one future while it is empty.
+
+    ``put`` is the adapter's ``emit``; :meth:`drain` is the reader, in another task,
+    taking everything queued each time it wakes (so it never waits for a part that is
+    already there) until :meth:`close`.
+    """
+
+    __slots__ = ("closed", "items", "waiter")
+
+    def __init__(self) -> None:
+        self.items: deque[Any] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.closed = False
+
+    def put(self, part: Any) -> None:
+        self.items.append(part)
+        self._wake()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            waiter.set_result(None)
+
+    async def drain(self) -> int:
+        """Read until closed; returns how many parts were read."""
+        loop = asyncio.get_running_loop()
+        count = 0
+        while True:
+            while self.items:
+                self.items.popleft()
+                count += 1
+            if self.closed:
+                return count
+            self.waiter = loop.create_future()
+            await self.waiter
+
+
+async def _floor_turn(session: _Session) -> int:
+    """One turn of the hand-off floor: ``done()`` in a task of its own, every part handed
+    to this task, which wakes for it (what an eager agent's streaming needs at least, with
+    nothing done to the parts). Returns the parts read."""
+    handoff = _FloorHandoff()
+    control = await session.do_prompt_turn(
+        PromptTurnOptions(prompt="go", emit=handoff.put, abort=anyio.Event())
+    )
+
+    async def run_done() -> None:
+        try:
+            await control.done()
+        finally:
+            handoff.close()
+
+    task = asyncio.get_running_loop().create_task(run_done())
+    parts = await handoff.drain()
+    await task
+    return parts
+
+
+async def _adapter_turns(
+    adapter: ScriptedAdapter, sessions: int, turns: int, *, handoff: bool = False
+) -> Sample:
+    """The adapter alone: ``sessions`` sessions, ``turns`` turns each, a null consumer
+    called inside ``emit`` or, with ``handoff``, the hand-off floor's reader task
+    (asyncio only)."""
     provider = MemorySandboxProvider()
     counter = _Counter()
 
@@ -445,6 +516,11 @@ async def _adapter_turns(adapter: ScriptedAdapter, sessions: int, turns: int) ->
             )
         )
         for _ in range(turns):
+            if handoff:
+                # (awaited first: `+=` would read the count before other sessions add)
+                parts = await _floor_turn(session)
+                counter.parts += parts
+                continue
             control = await session.do_prompt_turn(
                 PromptTurnOptions(prompt="go", emit=counter.emit, abort=anyio.Event())
             )
@@ -524,7 +600,7 @@ async def _agent_turns(adapter: ScriptedAdapter, sessions: int, turns: int) -> S
 def run_python(
     workload: Workload,
     *,
-    mode: Literal["agent", "adapter"] = "agent",
+    mode: Literal["agent", "adapter", "floor"] = "agent",
     backend: str = "asyncio",
     turn: Sequence[Mapping[str, Any]] | None = None,
     use_uvloop: bool = False,
@@ -533,19 +609,27 @@ def run_python(
 
     Args:
         workload: What to run.
-        mode: ``agent`` (the reference agent on the scripted adapter) or ``adapter``
-            (the scripted adapter alone, a null consumer).
+        mode: ``agent`` (the reference agent on the scripted adapter), ``adapter`` (the
+            scripted adapter alone, a null consumer) or ``floor`` (the hand-off floor:
+            the adapter's ``done()`` in a task of its own and a reader task woken for its
+            parts, nothing done to them; asyncio only).
         backend: The anyio backend (``asyncio`` or ``trio``).
         turn: The turn's parts (built from ``workload`` when not given).
         use_uvloop: Run asyncio on uvloop's event loop (``uvloop`` must be installed).
 
     Raises:
-        ValueError: ``use_uvloop`` with a backend other than asyncio.
+        ValueError: ``use_uvloop`` or the ``floor`` mode with a backend other than asyncio.
     """
     if use_uvloop and backend != "asyncio":
         raise ValueError(f"use_uvloop needs the asyncio backend, not {backend!r}")
+    if mode == "floor" and backend != "asyncio":
+        raise ValueError(f"the floor mode needs the asyncio backend, not {backend!r}")
     adapter = ScriptedAdapter(workload.parts() if turn is None else turn)
-    run = _agent_turns if mode == "agent" else _adapter_turns
+    run: Callable[[ScriptedAdapter, int, int], Awaitable[Sample]] = (
+        _agent_turns
+        if mode == "agent"
+        else functools.partial(_adapter_turns, handoff=mode == "floor")
+    )
     options = {"use_uvloop": True} if use_uvloop else {}
     sample: Sample = anyio.run(
         run, adapter, workload.sessions, workload.turns, backend=backend, backend_options=options

@@ -16,8 +16,9 @@ workload, each side runs until its
 time per turn stops falling (:func:`benchmarks._measure.warm_until_steady`: V8 takes tens
 of runs to reach its plateau, and a single warm-up round measured its warm-up, inflating
 Python's lead by up to two times); the notes say how many runs that took, and when a
-side never got there. Every round then runs Python on asyncio, Python on trio and the
-official agent once each, alternating the order (ABBA); each figure is the median over
+side never got there. Every round then runs each side once (Python on asyncio, Python on
+trio, the official agent, and the two informational sides below), alternating the order
+(ABBA); each figure is the median over
 rounds, and each ratio the median of per-round ratios (the runs of a round saw the same
 machine), shown with the lowest and highest per-round ratio.
 
@@ -25,6 +26,15 @@ When ``uvloop`` is installed, the Python agent also runs on uvloop's event loop 
 in C) as a fourth side: the "speed-up on uvloop" column shows how much of the gap is the
 standard asyncio loop's own scheduling, written in Python. It is for information: the
 targets are judged on the standard loop.
+
+A fifth side, the *hand-off floor* (``run_python(mode="floor")``), bounds what any
+Python agent with the official agent's eager streaming could reach on the standard loop:
+the scripted adapter's ``done()`` in a task of its own, every part handed to a reader
+task that wakes for it, and nothing done to the parts (no translation, no result). The
+"speed-up ceiling" column is the official agent's time over the floor's: a target above
+it cannot be met by any amount of work on the agent, only by changing the loop or what a
+turn carries; a note says when a target is above the ceiling or within 25% of it. Like
+uvloop's, the column is for information; no target reads it.
 
 Columns: CPU milliseconds per turn (the process's user + system time, which other load
 on a shared machine disturbs less than wall time) and wall milliseconds per turn for both
@@ -296,6 +306,7 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
             Column("speedup_wall_ratio", "speed-up (wall)", "{:.2f}x"),
             Column("trio_over_asyncio_cpu_ratio", "trio/asyncio CPU", "{:.2f}x"),
             Column("speedup_uvloop_cpu_ratio", "speed-up on uvloop (CPU)", "{:.2f}x"),
+            Column("speedup_ceiling_cpu_ratio", "speed-up ceiling (CPU)", "{:.2f}x"),
             Column("python_rss_mib_per_session", "Python RSS MiB/session", "{:.3f}"),
             Column("official_rss_mib_per_session", "official RSS MiB/session", "{:.3f}"),
         ],
@@ -352,6 +363,7 @@ def _measure_workload(
         variants.append(
             ("uvloop", functools.partial(run_python, workload, turn=turn, use_uvloop=True))
         )
+    variants.append(("floor", functools.partial(run_python, workload, mode="floor", turn=turn)))
     # Each side warmed until its time per turn stops falling (V8's JIT takes tens
     # of runs; one warm-up round measured its warm-up), then interleaved rounds.
     warmups = {name: warm_until_steady(run, max_runs=20 if quick else 80) for name, run in variants}
@@ -387,6 +399,21 @@ def _measure_workload(
         row["speedup_uvloop_cpu_ratio"] = median(on_uvloop_speedups)
         row["speedup_uvloop_cpu_range"] = _range(on_uvloop_speedups)
         row["uvloop_over_asyncio_cpu_ratio"] = median(_paired(on_uvloop, python, cpu=True))
+    floor = samples["floor"]
+    row["floor_cpu_ms_per_turn"] = _per_turn(floor, cpu=True)
+    ceilings = _paired(official, floor, cpu=True)
+    row["speedup_ceiling_cpu_ratio"] = median(ceilings)
+    row["speedup_ceiling_cpu_range"] = _range(ceilings)
+    row["python_over_floor_cpu_ratio"] = median(_paired(python, floor, cpu=True))
+    target = SPEEDUP_TARGETS[workload.name]
+    if row["speedup_ceiling_cpu_ratio"] < 1.25 * target:
+        section.notes.append(
+            f"{workload.name}: the speed-up target {target:g}x is "
+            + ("above" if row["speedup_ceiling_cpu_ratio"] < target else "within 25% of")
+            + f" the ceiling ({row['speedup_ceiling_cpu_ratio']:.2f}x): an agent that did "
+            "nothing with the parts but hand them to the reader would be that much faster "
+            "than the official agent on this event loop"
+        )
     if workload.sessions > 1:
         row["python_rss_mib_per_session"] = _rss_mib(python, workload.sessions)
         row["official_rss_mib_per_session"] = _rss_mib(official, workload.sessions)

@@ -244,7 +244,7 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
     uvloop = importlib.util.find_spec("uvloop") is not None
     for row in section["rows"]:
         # every side warmed before the rounds, and the notes say how
-        assert set(row["warmup"]) == {"asyncio", "trio", "official"} | (
+        assert set(row["warmup"]) == {"asyncio", "trio", "official", "floor"} | (
             {"uvloop"} if uvloop else set()
         )
         assert all(warmup["runs"] >= 2 for warmup in row["warmup"].values())
@@ -254,10 +254,14 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
             assert _positive(row["uvloop_over_asyncio_cpu_ratio"])
         else:
             assert "speedup_uvloop_cpu_ratio" not in row
+        # the hand-off floor, for information: the most any agent could gain here
+        for key in ("floor_cpu_ms_per_turn", "speedup_ceiling_cpu_ratio"):
+            assert _positive(row[key]), (key, row[key])
+        assert _positive(row["python_over_floor_cpu_ratio"])
     assert uvloop != any("uvloop is not installed" in note for note in section["notes"])
     speedups = [t for t in results["targets"] if t["id"].startswith("official.speedup.")]
     assert len(speedups) == 5
-    assert not [t for t in results["targets"] if "uvloop" in t["id"]]
+    assert not [t for t in results["targets"] if "uvloop" in t["id"] or "floor" in t["id"]]
     assert all(target["at_least"] for target in speedups)
     _check_targets(results, "official")
 
@@ -271,6 +275,18 @@ def test_the_scripted_workloads_run_on_uvloop_only_under_asyncio() -> None:
     sample = run_python(short, use_uvloop=True)
     assert sample.turns == short.turns
     assert sample.parts == run_python(short).parts
+
+
+def test_the_hand_off_floor_reads_every_part_and_runs_only_under_asyncio() -> None:
+    for workload in WORKLOADS:
+        scaled = workload.scaled(1 if workload.sessions == 1 else 0.1)
+        floor = run_python(scaled, mode="floor")
+        # every harness part of every turn reaches the reader, concurrent sessions included
+        assert floor.parts == run_python(scaled, mode="adapter").parts, workload.name
+        assert floor.parts == len(workload.parts()) * scaled.turns * scaled.sessions
+        assert floor.turns == scaled.turns * scaled.sessions
+    with pytest.raises(ValueError, match="the floor mode needs the asyncio backend, not 'trio'"):
+        run_python(WORKLOADS[2], mode="floor", backend="trio")
 
 
 def _falling_then_flat(times_ms: list[float]) -> tuple[list[int], Callable[[], Sample]]:
