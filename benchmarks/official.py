@@ -306,7 +306,7 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
             Column("speedup_wall_ratio", "speed-up (wall)", "{:.2f}x"),
             Column("trio_over_asyncio_cpu_ratio", "trio/asyncio CPU", "{:.2f}x"),
             Column("speedup_uvloop_cpu_ratio", "speed-up on uvloop (CPU)", "{:.2f}x"),
-            Column("speedup_ceiling_cpu_ratio", "speed-up ceiling (CPU)", "{:.2f}x"),
+            Column("speedup_floor_cpu_ratio", "speed-up ceiling (CPU)", "{:.2f}x"),
             Column("python_rss_mib_per_session", "Python RSS MiB/session", "{:.3f}"),
             Column("official_rss_mib_per_session", "official RSS MiB/session", "{:.3f}"),
         ],
@@ -392,25 +392,20 @@ def _measure_workload(
         "warmup": {name: asdict(warmup) for name, warmup in warmups.items()},
         "official_pid": server.pid,
     }
-    if uvloop:
-        on_uvloop = samples["uvloop"]
-        row["uvloop_cpu_ms_per_turn"] = _per_turn(on_uvloop, cpu=True)
-        on_uvloop_speedups = _paired(official, on_uvloop, cpu=True)
-        row["speedup_uvloop_cpu_ratio"] = median(on_uvloop_speedups)
-        row["speedup_uvloop_cpu_range"] = _range(on_uvloop_speedups)
-        row["uvloop_over_asyncio_cpu_ratio"] = median(_paired(on_uvloop, python, cpu=True))
-    floor = samples["floor"]
-    row["floor_cpu_ms_per_turn"] = _per_turn(floor, cpu=True)
-    ceilings = _paired(official, floor, cpu=True)
-    row["speedup_ceiling_cpu_ratio"] = median(ceilings)
-    row["speedup_ceiling_cpu_range"] = _range(ceilings)
-    row["python_over_floor_cpu_ratio"] = median(_paired(python, floor, cpu=True))
+    # The informational sides: uvloop's loop (when installed) and the hand-off floor
+    # (whose speed-up over the official agent is the ceiling any agent could reach).
+    for side in ("uvloop", "floor") if uvloop else ("floor",):
+        row[f"{side}_cpu_ms_per_turn"] = _per_turn(samples[side], cpu=True)
+        side_speedups = _paired(official, samples[side], cpu=True)
+        row[f"speedup_{side}_cpu_ratio"] = median(side_speedups)
+        row[f"speedup_{side}_cpu_range"] = _range(side_speedups)
+        row[f"{side}_over_asyncio_cpu_ratio"] = median(_paired(samples[side], python, cpu=True))
     target = SPEEDUP_TARGETS[workload.name]
-    if row["speedup_ceiling_cpu_ratio"] < 1.25 * target:
+    if row["speedup_floor_cpu_ratio"] < 1.25 * target:
         section.notes.append(
             f"{workload.name}: the speed-up target {target:g}x is "
-            + ("above" if row["speedup_ceiling_cpu_ratio"] < target else "within 25% of")
-            + f" the ceiling ({row['speedup_ceiling_cpu_ratio']:.2f}x): an agent that did "
+            + ("above" if row["speedup_floor_cpu_ratio"] < target else "within 25% of")
+            + f" the ceiling ({row['speedup_floor_cpu_ratio']:.2f}x): an agent that did "
             "nothing with the parts but hand them to the reader would be that much faster "
             "than the official agent on this event loop"
         )
