@@ -17,6 +17,7 @@ import pytest
 
 from benchmarks._measure import Sample, warm_until_steady
 from benchmarks._scripted import WORKLOADS, run_python
+from benchmarks.official import ceiling_note
 from tests.sandbox.support import docker_provider_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -287,6 +288,17 @@ def test_the_hand_off_floor_reads_every_part_and_runs_only_under_asyncio() -> No
         assert floor.turns == scaled.turns * scaled.sessions
     with pytest.raises(ValueError, match="the floor mode needs the asyncio backend, not 'trio'"):
         run_python(WORKLOADS[2], mode="floor", backend="trio")
+
+
+def test_the_ceiling_note_names_a_target_above_or_near_what_any_agent_could_reach() -> None:
+    above = ceiling_note("text-heavy", 2.0, 1.9)
+    assert above is not None
+    assert "target 2x is above the ceiling (1.90x)" in above
+    near = ceiling_note("text-heavy", 2.0, 2.24)
+    assert near is not None
+    assert "target 2x is within 25% of the ceiling (2.24x)" in near
+    assert ceiling_note("short-turns", 2.0, 2.5) is None  # room enough: no note
+    assert ceiling_note("tool-heavy", 4.0, 5.33) is None
 
 
 def _falling_then_flat(times_ms: list[float]) -> tuple[list[int], Callable[[], Sample]]:
