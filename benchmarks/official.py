@@ -12,11 +12,10 @@ JIT stays warm across them as the Python interpreter does; each workload gets a 
 (V8 runs a workload slower after it has optimized its code for others: the short turn
 0.27 ms instead of 0.20 ms after text-heavy and tool-heavy, while Python shows no such
 history), so the official agent is measured at its best. Before the rounds of a
-workload, each side runs until its
-time per turn stops falling (:func:`benchmarks._measure.warm_until_steady`: V8 takes tens
-of runs to reach its plateau, and a single warm-up round measured its warm-up, inflating
-Python's lead by up to two times); the notes say how many runs that took, and when a
-side never got there. Every round then runs each side once (Python on asyncio, Python on
+workload, each side runs until its time per turn stops falling
+(:func:`benchmarks._measure.warm_until_steady`: V8 takes tens of runs to reach its
+plateau, and a single warm-up round measured its warm-up, inflating Python's lead by up
+to two times); the notes say how many runs that took, and when a side never got there. Every round then runs each side once (Python on asyncio, Python on
 trio, the official agent, and the two informational sides below), alternating the order
 (ABBA); each figure is the median over rounds, and each ratio the median of per-round
 ratios (the runs of a round saw the same machine), shown with the lowest and highest
