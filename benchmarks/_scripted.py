@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -434,19 +435,23 @@ class _Counter:
 
 
 class _FloorHandoff:
-    """The least a reader woken per part costs: a deque, and one future while it is empty.
+    """The least a reader woken per part costs: a deque, and the cheapest wait the loop has
+    while it is empty (under asyncio one future, under trio the task itself, parked with
+    ``wait_task_rescheduled``: what the agent's own hand-off waits on).
 
     ``put`` is the adapter's ``emit``; :meth:`drain` is the reader, in another task,
     taking everything queued each time it wakes (so it never waits for a part that is
     already there) until :meth:`close`.
     """
 
-    __slots__ = ("closed", "items", "waiter")
+    __slots__ = ("closed", "items", "trio", "waiter")
 
-    def __init__(self) -> None:
+    def __init__(self, trio: Any = None) -> None:
         self.items: deque[Any] = deque()
-        self.waiter: asyncio.Future[None] | None = None
+        #: The waiting reader: an asyncio future, or a trio task (``trio`` is the module).
+        self.waiter: Any = None
         self.closed = False
+        self.trio = trio
 
     def put(self, part: Any) -> None:
         self.items.append(part)
@@ -460,11 +465,15 @@ class _FloorHandoff:
         waiter = self.waiter
         if waiter is not None:
             self.waiter = None
-            waiter.set_result(None)
+            if self.trio is None:
+                waiter.set_result(None)
+            else:
+                self.trio.lowlevel.reschedule(waiter)
 
     async def drain(self) -> int:
         """Read until closed; returns how many parts were read."""
-        loop = asyncio.get_running_loop()
+        trio = self.trio
+        loop = asyncio.get_running_loop() if trio is None else None
         count = 0
         while True:
             while self.items:
@@ -472,15 +481,28 @@ class _FloorHandoff:
                 count += 1
             if self.closed:
                 return count
-            self.waiter = loop.create_future()
-            await self.waiter
+            if loop is not None:
+                self.waiter = loop.create_future()
+                await self.waiter
+            else:
+                self.waiter = trio.lowlevel.current_task()
+                await trio.lowlevel.wait_task_rescheduled(_never_abort)
+
+
+def _never_abort(raise_cancel: Any) -> Any:
+    """The floor's reader is never cancelled mid-turn (its run ends with the turn)."""
+    return sys.modules["trio"].lowlevel.Abort.FAILED
 
 
 async def _floor_turn(session: _Session) -> int:
     """One turn of the hand-off floor: ``done()`` in a task of its own, every part handed
     to this task, which wakes for it (what an eager agent's streaming needs at least, with
-    nothing done to the parts). Returns the parts read."""
-    handoff = _FloorHandoff()
+    nothing done to the parts). Returns the parts read.
+
+    The task is the cheapest the loop has for work nobody waits on (an asyncio task, a
+    trio system task: what the agent spawns its ``done()`` watcher as)."""
+    trio = None if asyncio._get_running_loop() is not None else sys.modules["trio"]
+    handoff = _FloorHandoff(trio)
     control = await session.do_prompt_turn(
         PromptTurnOptions(prompt="go", emit=handoff.put, abort=anyio.Event())
     )
@@ -491,6 +513,10 @@ async def _floor_turn(session: _Session) -> int:
         finally:
             handoff.close()
 
+    if trio is not None:
+        # No join: the task closes the hand-off as the last thing it does.
+        trio.lowlevel.spawn_system_task(run_done)
+        return await handoff.drain()
     task = asyncio.get_running_loop().create_task(run_done())
     parts = await handoff.drain()
     await task
@@ -501,8 +527,7 @@ async def _adapter_turns(
     adapter: ScriptedAdapter, sessions: int, turns: int, *, handoff: bool = False
 ) -> Sample:
     """The adapter alone: ``sessions`` sessions, ``turns`` turns each, a null consumer
-    called inside ``emit`` or, with ``handoff``, the hand-off floor's reader task
-    (asyncio only)."""
+    called inside ``emit`` or, with ``handoff``, the hand-off floor's reader task."""
     provider = MemorySandboxProvider()
     counter = _Counter()
 
@@ -612,18 +637,16 @@ def run_python(
         mode: ``agent`` (the reference agent on the scripted adapter), ``adapter`` (the
             scripted adapter alone, a null consumer) or ``floor`` (the hand-off floor:
             the adapter's ``done()`` in a task of its own and a reader task woken for its
-            parts, nothing done to them; asyncio only).
+            parts, nothing done to them).
         backend: The anyio backend (``asyncio`` or ``trio``).
         turn: The turn's parts (built from ``workload`` when not given).
         use_uvloop: Run asyncio on uvloop's event loop (``uvloop`` must be installed).
 
     Raises:
-        ValueError: ``use_uvloop`` or the ``floor`` mode with a backend other than asyncio.
+        ValueError: ``use_uvloop`` with a backend other than asyncio.
     """
     if use_uvloop and backend != "asyncio":
         raise ValueError(f"use_uvloop needs the asyncio backend, not {backend!r}")
-    if mode == "floor" and backend != "asyncio":
-        raise ValueError(f"the floor mode needs the asyncio backend, not {backend!r}")
     adapter = ScriptedAdapter(workload.parts() if turn is None else turn)
     run: Callable[[ScriptedAdapter, int, int], Awaitable[Sample]] = (
         _agent_turns

@@ -35,6 +35,16 @@ it cannot be met by any amount of work on the agent, only by changing the loop o
 turn carries; a note says when a target is above the ceiling or within 25% of it. Like
 uvloop's, the column is for information; no target reads it.
 
+A sixth side, the same floor on trio, bounds the trio target the same way. Trio's
+hand-off costs more than asyncio's ("trio/asyncio floor"), and an agent's trio/asyncio
+ratio moves from that toward its own work's as its own work grows: keeping trio within
+the limit takes at least ``(trio floor - limit * floor) / (limit - 1)`` of own work a turn
+when that work costs the same on both loops, and so caps the speed-up over the official
+agent (:func:`trio_limit_ceiling`, the column "speed-up ceiling within the trio limit";
+the row also carries the own work's measured trio/asyncio ratio, to check that
+assumption against). A note says when a speed-up target is above that cap: the two
+targets then exclude each other on these loops.
+
 Columns: CPU milliseconds per turn (the process's user + system time, which other load
 on a shared machine disturbs less than wall time) and wall milliseconds per turn for both
 agents; the speed-up, official time per turn divided by Python time per turn (above 1:
@@ -69,7 +79,16 @@ from ._measure import (
 )
 from ._scripted import WORKLOADS, Workload, run_python
 
-__all__ = ["OFFICIAL_DIR", "NodeUnavailable", "OfficialServer", "measure", "node_problem"]
+__all__ = [
+    "OFFICIAL_DIR",
+    "NodeUnavailable",
+    "OfficialServer",
+    "ceiling_note",
+    "measure",
+    "node_problem",
+    "trio_limit_ceiling",
+    "trio_limit_note",
+]
 
 OFFICIAL_DIR = REPOSITORY / "benchmarks" / "official"
 #: The speed-ups the issue asks for (official time per turn over Python's, CPU time).
@@ -231,12 +250,19 @@ class OfficialServer:
 
 
 def _per_turn(samples: list[Sample], *, cpu: bool) -> float:
-    values = [
-        (sample.cpu_seconds if cpu and sample.cpu_seconds is not None else sample.seconds)
-        / sample.turns
-        for sample in samples
-    ]
-    return median(values) * 1000
+    """The median milliseconds per turn, CPU time (when known) or wall time."""
+    return median([_cpu_ms(sample) if cpu else _wall_ms(sample) for sample in samples])
+
+
+def _cpu_ms(sample: Sample) -> float:
+    """CPU milliseconds per turn of one run (wall time when CPU time is unknown)."""
+    if sample.cpu_seconds is None:
+        return _wall_ms(sample)
+    return sample.cpu_seconds / sample.turns * 1000
+
+
+def _wall_ms(sample: Sample) -> float:
+    return sample.seconds / sample.turns * 1000
 
 
 def _paired(top: list[Sample], bottom: list[Sample], *, cpu: bool) -> list[float]:
@@ -285,6 +311,59 @@ def ceiling_note(workload: str, target: float, ceiling: float) -> str | None:
     )
 
 
+def trio_limit_ceiling(
+    official_ms: float, floor_ms: float, trio_floor_ms: float, limit: float = 1.15
+) -> float:
+    """The most speed-up over the official agent an agent can have with trio within
+    ``limit`` of asyncio, when its own work costs the same on both loops.
+
+    Such an agent takes ``floor + work`` on asyncio and ``trio floor + work`` on trio; the
+    ratio stays within ``limit`` only with ``work >= (trio floor - limit * floor) / (limit
+    - 1)`` (none needed when trio's floor is itself within the limit), and the fastest
+    such agent takes ``floor + that work``.
+    """
+    if limit <= 1:
+        raise ValueError(f"the trio limit must be above 1, not {limit!r}")
+    work = max(0.0, (trio_floor_ms - limit * floor_ms) / (limit - 1))
+    return official_ms / (floor_ms + work)
+
+
+def trio_limit_note(
+    workload: str,
+    target: float,
+    limit: float,
+    floor_ratio: float,
+    ceiling: float,
+    own_work_ratio: float | None,
+) -> str | None:
+    """The note for a speed-up target above :func:`trio_limit_ceiling` (``None`` when
+    both targets can hold together)."""
+    if ceiling >= target:
+        return None
+    measured = (
+        ""
+        if own_work_ratio is None
+        else f" (this agent's own work measured {own_work_ratio:.2f}x on trio)"
+    )
+    return (
+        f"{workload}: the speed-up target {target:g}x and trio within {limit:g}x of asyncio "
+        f"exclude each other on these loops: trio's hand-off floor costs {floor_ratio:.2f}x "
+        f"asyncio's, and an agent whose own work costs the same on both loops{measured} "
+        f"needs enough of it to dilute that to {limit:g}x, which caps its speed-up at "
+        f"{ceiling:.2f}x"
+    )
+
+
+def _own_work_ratio(
+    agent: float, floor: float, trio_agent: float, trio_floor: float
+) -> float | None:
+    """The agent's own work (its time over the floor's) on trio over asyncio; ``None``
+    when it measured no own work on asyncio."""
+    if agent <= floor:
+        return None
+    return (trio_agent - trio_floor) / (agent - floor)
+
+
 def _rss_mib(samples: list[Sample], sessions: int) -> float | None:
     values = [
         sample.extra["rss_growth_bytes"] for sample in samples if "rss_growth_bytes" in sample.extra
@@ -319,6 +398,12 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
             Column("trio_over_asyncio_cpu_ratio", "trio/asyncio CPU", "{:.2f}x"),
             Column("speedup_uvloop_cpu_ratio", "speed-up on uvloop (CPU)", "{:.2f}x"),
             Column("speedup_floor_cpu_ratio", "speed-up ceiling (CPU)", "{:.2f}x"),
+            Column("trio_floor_over_floor_cpu_ratio", "trio/asyncio floor", "{:.2f}x"),
+            Column(
+                "speedup_ceiling_within_trio_limit",
+                "speed-up ceiling within the trio limit",
+                "{:.2f}x",
+            ),
             Column("python_rss_mib_per_session", "Python RSS MiB/session", "{:.3f}"),
             Column("official_rss_mib_per_session", "official RSS MiB/session", "{:.3f}"),
         ],
@@ -355,6 +440,39 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
     return section
 
 
+def _add_trio_floor(
+    section: Section, row: dict[str, Any], samples: dict[str, list[Sample]], target: float
+) -> None:
+    """The trio floor's fields (and the note when the trio limit caps the speed-up below
+    ``target``): per-round figures, medians, as every ratio of the row."""
+    floor, trio_floor = samples["floor"], samples["trio_floor"]
+    row["trio_floor_cpu_ms_per_turn"] = _per_turn(trio_floor, cpu=True)
+    row["trio_floor_over_floor_cpu_ratio"] = median(_paired(trio_floor, floor, cpu=True))
+    official, agent, trio = samples["official"], samples["asyncio"], samples["trio"]
+    ceilings = [
+        trio_limit_ceiling(_cpu_ms(o), _cpu_ms(f), _cpu_ms(t), TRIO_LIMIT)
+        for o, f, t in zip(official, floor, trio_floor, strict=True)
+    ]
+    row["speedup_ceiling_within_trio_limit"] = median(ceilings)
+    row["speedup_ceiling_within_trio_limit_range"] = _range(ceilings)
+    own = [
+        _own_work_ratio(_cpu_ms(a), _cpu_ms(f), _cpu_ms(t), _cpu_ms(tf))
+        for a, f, t, tf in zip(agent, floor, trio, trio_floor, strict=True)
+    ]
+    measured = [ratio for ratio in own if ratio is not None]
+    row["trio_own_work_ratio"] = median(measured) if measured else None
+    note = trio_limit_note(
+        row["workload"],
+        target,
+        TRIO_LIMIT,
+        row["trio_floor_over_floor_cpu_ratio"],
+        row["speedup_ceiling_within_trio_limit"],
+        row["trio_own_work_ratio"],
+    )
+    if note is not None:
+        section.notes.append(note)
+
+
 def _measure_workload(
     section: Section,
     server: OfficialServer,
@@ -376,6 +494,12 @@ def _measure_workload(
             ("uvloop", functools.partial(run_python, workload, turn=turn, use_uvloop=True))
         )
     variants.append(("floor", functools.partial(run_python, workload, mode="floor", turn=turn)))
+    variants.append(
+        (
+            "trio_floor",
+            functools.partial(run_python, workload, mode="floor", backend="trio", turn=turn),
+        )
+    )
     # Each side warmed until its time per turn stops falling (V8's JIT takes tens
     # of runs; one warm-up round measured its warm-up), then interleaved rounds.
     warmups = {name: warm_until_steady(run, max_runs=20 if quick else 80) for name, run in variants}
@@ -417,6 +541,7 @@ def _measure_workload(
     )
     if ceiling is not None:
         section.notes.append(ceiling)
+    _add_trio_floor(section, row, samples, SPEEDUP_TARGETS[workload.name])
     if workload.sessions > 1:
         row["python_rss_mib_per_session"] = _rss_mib(python, workload.sessions)
         row["official_rss_mib_per_session"] = _rss_mib(official, workload.sessions)

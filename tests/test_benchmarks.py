@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks._measure import Sample, warm_until_steady
 from benchmarks._scripted import WORKLOADS, run_python
-from benchmarks.official import ceiling_note
+from benchmarks.official import ceiling_note, trio_limit_ceiling, trio_limit_note
 from tests.sandbox.support import docker_provider_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,7 +247,7 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
     uvloop = importlib.util.find_spec("uvloop") is not None
     for row in section["rows"]:
         # every side warmed before the rounds, and the notes say how
-        assert set(row["warmup"]) == {"asyncio", "trio", "official", "floor"} | (
+        assert set(row["warmup"]) == {"asyncio", "trio", "official", "floor", "trio_floor"} | (
             {"uvloop"} if uvloop else set()
         )
         assert all(warmup["runs"] >= 2 for warmup in row["warmup"].values())
@@ -259,6 +261,14 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
         for key in ("floor_cpu_ms_per_turn", "speedup_floor_cpu_ratio"):
             assert _positive(row[key]), (key, row[key])
         assert _positive(row["floor_over_asyncio_cpu_ratio"])
+        # the same floor on trio, and the speed-up the trio limit leaves
+        for key in (
+            "trio_floor_cpu_ms_per_turn",
+            "trio_floor_over_floor_cpu_ratio",
+            "speedup_ceiling_within_trio_limit",
+        ):
+            assert _positive(row[key]), (key, row[key])
+        assert row["speedup_ceiling_within_trio_limit"] <= row["speedup_floor_cpu_ratio"] * 1.5
     assert uvloop != any("uvloop is not installed" in note for note in section["notes"])
     speedups = [t for t in results["targets"] if t["id"].startswith("official.speedup.")]
     assert len(speedups) == 5
@@ -278,16 +288,15 @@ def test_the_scripted_workloads_run_on_uvloop_only_under_asyncio() -> None:
     assert sample.parts == run_python(short).parts
 
 
-def test_the_hand_off_floor_reads_every_part_and_runs_only_under_asyncio() -> None:
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_hand_off_floor_reads_every_part_on_both_loops(backend: str) -> None:
     for workload in WORKLOADS:
         scaled = workload.scaled(1 if workload.sessions == 1 else 0.1)
-        floor = run_python(scaled, mode="floor")
+        floor = run_python(scaled, mode="floor", backend=backend)
         # every harness part of every turn reaches the reader, concurrent sessions included
-        assert floor.parts == run_python(scaled, mode="adapter").parts, workload.name
+        assert floor.parts == run_python(scaled, mode="adapter", backend=backend).parts
         assert floor.parts == len(workload.parts()) * scaled.turns * scaled.sessions
         assert floor.turns == scaled.turns * scaled.sessions
-    with pytest.raises(ValueError, match="the floor mode needs the asyncio backend, not 'trio'"):
-        run_python(WORKLOADS[2], mode="floor", backend="trio")
 
 
 def test_the_ceiling_note_names_a_target_above_or_near_what_any_agent_could_reach() -> None:
@@ -299,6 +308,47 @@ def test_the_ceiling_note_names_a_target_above_or_near_what_any_agent_could_reac
     assert "target 2x is within 25% of the ceiling (2.24x)" in near
     assert ceiling_note("short-turns", 2.0, 2.5) is None  # room enough: no note
     assert ceiling_note("tool-heavy", 4.0, 5.33) is None
+
+
+def test_the_trio_limit_ceiling_is_the_fastest_agent_trio_keeps_within_the_limit() -> None:
+    # trio's floor within the limit: no own work needed, the ceiling is the floor's
+    assert trio_limit_ceiling(177.0, 80.0, 90.0, 1.15) == pytest.approx(177.0 / 80.0)
+    # 1.3x: 80 ms of own work dilutes (104 + 80) / (80 + 80) to exactly 1.15x
+    assert trio_limit_ceiling(177.0, 80.0, 104.0, 1.15) == pytest.approx(177.0 / 160.0)
+    with pytest.raises(ValueError, match=r"the trio limit must be above 1, not 1\.0"):
+        trio_limit_ceiling(177.0, 80.0, 104.0, 1.0)
+
+
+@settings(max_examples=200)
+@given(
+    floor=st.floats(0.01, 1000),
+    trio_over_floor=st.floats(0.5, 3),
+    official=st.floats(0.01, 1000),
+    limit=st.floats(1.01, 2),
+)
+def test_the_trio_limit_ceiling_leaves_exactly_the_work_the_limit_needs(
+    floor: float, trio_over_floor: float, official: float, limit: float
+) -> None:
+    trio_floor = floor * trio_over_floor
+    work = official / trio_limit_ceiling(official, floor, trio_floor, limit) - floor
+    assert work >= -1e-9 * floor
+    # with that much own work (the same on both loops) trio is within the limit...
+    assert (trio_floor + work) / (floor + work) <= limit * (1 + 1e-9)
+    if work > 1e-9 * floor:
+        # ...and with any less it is not: the ceiling is the fastest such agent
+        less = work * 0.99
+        assert (trio_floor + less) / (floor + less) > limit
+
+
+def test_the_trio_limit_note_names_targets_that_exclude_each_other() -> None:
+    note = trio_limit_note("text-heavy", 2.0, 1.15, 1.29, 1.16, 0.98)
+    assert note is not None
+    assert "the speed-up target 2x and trio within 1.15x of asyncio exclude each other" in note
+    assert "trio's hand-off floor costs 1.29x asyncio's" in note
+    assert "(this agent's own work measured 0.98x on trio)" in note
+    assert "caps its speed-up at 1.16x" in note
+    assert "measured" not in (trio_limit_note("tool-heavy", 4.0, 1.15, 1.28, 3.1, None) or "")
+    assert trio_limit_note("short-turns", 2.0, 1.15, 1.36, 2.13, 1.24) is None
 
 
 def _falling_then_flat(times_ms: list[float]) -> tuple[list[int], Callable[[], Sample]]:
