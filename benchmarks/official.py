@@ -49,11 +49,15 @@ Columns: CPU milliseconds per turn (the process's user + system time, which othe
 on a shared machine disturbs less than wall time) and wall milliseconds per turn for both
 agents; the speed-up, official time per turn divided by Python time per turn (above 1:
 Python is faster), in CPU and wall time; trio CPU time over asyncio CPU time; RSS growth
-per session (after a full collection, every session alive) on the session workloads.
+per session on the session workloads, one run in a fresh process on each side (after a
+two-session warm-up run there; every session alive, after a full collection): measured
+after the warm-up rounds instead, Python's growth reads zero, as its process reuses what
+earlier runs freed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import json
@@ -78,6 +82,7 @@ from ._measure import (
     warm_until_steady,
 )
 from ._scripted import WORKLOADS, Workload, run_python
+from .scaling import sessions_in_fresh_process
 
 __all__ = [
     "OFFICIAL_DIR",
@@ -364,11 +369,17 @@ def _own_work_ratio(
     return (trio_agent - trio_floor) / (agent - floor)
 
 
-def _rss_mib(samples: list[Sample], sessions: int) -> float | None:
-    values = [
-        sample.extra["rss_growth_bytes"] for sample in samples if "rss_growth_bytes" in sample.extra
-    ]
-    return median(values) / sessions / MIB if values else None
+def _fresh_rss_mib(server: OfficialServer, workload: Workload) -> tuple[float, float]:
+    """RSS growth per session of one run of ``workload`` in a fresh process, Python's and
+    the official agent's, by the same protocol: a two-session warm-up run (imports, lazy
+    schemas, compiled code), then the measured run, every session alive after a full
+    collection. Runs before the workload's warm-up (the Node process is fresh then):
+    after tens of runs, either process reuses memory earlier runs freed, and Python's
+    growth reads zero."""
+    server.run(dataclasses.replace(workload, sessions=2))
+    official = server.run(workload).extra["rss_growth_bytes"]
+    python = sessions_in_fresh_process(workload.sessions).extra["rss_growth_bytes"]
+    return python / workload.sessions / MIB, official / workload.sessions / MIB
 
 
 def measure(quick: bool, scale: float = 1.0) -> Section:
@@ -404,8 +415,8 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
                 "speed-up ceiling within the trio limit",
                 "{:.2f}x",
             ),
-            Column("python_rss_mib_per_session", "Python RSS MiB/session", "{:.3f}"),
-            Column("official_rss_mib_per_session", "official RSS MiB/session", "{:.3f}"),
+            Column("python_rss_mib_per_session", "Python RSS MiB/session (fresh)", "{:.4f}"),
+            Column("official_rss_mib_per_session", "official RSS MiB/session (fresh)", "{:.4f}"),
         ],
     )
     started = time.perf_counter()
@@ -484,6 +495,7 @@ def _measure_workload(
     """Warm each side, run the interleaved rounds of one workload, add its row and targets."""
     turn = workload.parts()
     server.request({"op": "load", "name": workload.name, "turn": turn})
+    fresh_rss = _fresh_rss_mib(server, workload) if workload.sessions > 1 else None
     variants: list[tuple[str, Callable[[], Sample]]] = [
         ("asyncio", functools.partial(run_python, workload, turn=turn)),
         ("trio", functools.partial(run_python, workload, backend="trio", turn=turn)),
@@ -542,9 +554,8 @@ def _measure_workload(
     if ceiling is not None:
         section.notes.append(ceiling)
     _add_trio_floor(section, row, samples, SPEEDUP_TARGETS[workload.name])
-    if workload.sessions > 1:
-        row["python_rss_mib_per_session"] = _rss_mib(python, workload.sessions)
-        row["official_rss_mib_per_session"] = _rss_mib(official, workload.sessions)
+    if fresh_rss is not None:
+        row["python_rss_mib_per_session"], row["official_rss_mib_per_session"] = fresh_rss
     section.rows.append(row)
     if row["python_consumer_parts_per_turn"] != row["official_consumer_parts_per_turn"]:
         section.notes.append(

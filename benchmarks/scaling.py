@@ -29,7 +29,7 @@ from typing import Any
 from ._measure import REPOSITORY, Column, Sample, Section, Target, interleave_sync, median
 from ._scripted import Workload, run_python
 
-__all__ = ["DELTA_GROWTH_LIMIT", "RSS_LIMIT_MIB", "measure"]
+__all__ = ["DELTA_GROWTH_LIMIT", "RSS_LIMIT_MIB", "measure", "sessions_in_fresh_process"]
 
 DELTA_SIZES = (1_000, 10_000, 100_000)
 SESSION_LEVELS = (10, 100, 1_000, 10_000)
@@ -46,8 +46,9 @@ def _scaled(values: Sequence[int], scale: float) -> list[int]:
     return list(dict.fromkeys(max(2, round(value * scale)) for value in values))
 
 
-def _sessions_child(sessions: int) -> Sample:
-    """Run ``sessions`` concurrent short turns in a fresh process; return its sample."""
+def sessions_in_fresh_process(sessions: int) -> Sample:
+    """Run ``sessions`` concurrent short turns in a fresh process (after a two-session
+    warm-up run there); return its sample, whose ``extra`` has ``rss_growth_bytes``."""
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.scaling", "--sessions", str(sessions)],
         cwd=REPOSITORY,
@@ -158,7 +159,7 @@ def _sessions(section: Section, runs: int, levels: list[int], *, full: bool) -> 
     for number in range(runs):
         order = levels if number % 2 == 0 else list(reversed(levels))
         for level in order:
-            samples[level].append(_sessions_child(level))
+            samples[level].append(sessions_in_fresh_process(level))
     if any("rss_growth_bytes" not in run.extra for runs_of in samples.values() for run in runs_of):
         section.notes.append("no RSS figures: /proc/self/status is not readable (not Linux)")
         return

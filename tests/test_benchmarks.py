@@ -269,6 +269,13 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
         ):
             assert _positive(row[key]), (key, row[key])
         assert row["speedup_ceiling_within_trio_limit"] <= row["speedup_floor_cpu_ratio"] * 1.5
+        # memory per session: one run in a fresh process on each side (after warm-up
+        # rounds Python's process reuses what earlier runs freed, and its growth read 0)
+        rss = ("python_rss_mib_per_session", "official_rss_mib_per_session")
+        if row["sessions"] > 1:
+            assert all(row[key] >= 0 for key in rss), row
+        else:
+            assert not set(rss) & set(row)
     assert uvloop != any("uvloop is not installed" in note for note in section["notes"])
     speedups = [t for t in results["targets"] if t["id"].startswith("official.speedup.")]
     assert len(speedups) == 5
