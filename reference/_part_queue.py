@@ -71,6 +71,9 @@ class PartQueue:
         #: Set with :attr:`translate`: takes a wire dict as it is, before it is parsed
         #: (``False``: parse it and offer the part to ``translate``).
         self.translate_wire: Callable[[dict[str, Any]], bool] | None = None
+        #: Called (once: it is cleared first) when something is queued while no reader
+        #: runs yet: a slice whose reader starts only when a part or an abort needs it.
+        self.on_queued: Callable[[], None] | None = None
 
     def emit(self, part: StreamPart | Mapping[str, Any]) -> None:
         """The ``emit`` callback handed to the adapter."""
@@ -90,6 +93,13 @@ class PartQueue:
         if translate is not None and not self._pushback and not self._queued and translate(parsed):
             return
         self._items.put(parsed)
+        if self.on_queued is not None:
+            self._reader_needed()
+
+    def _reader_needed(self) -> None:
+        on_queued, self.on_queued = self.on_queued, None
+        if on_queued is not None:
+            on_queued()
 
     def finish(self, item: _Done | DoneFailed) -> None:
         """Post the end of the turn's stream (``done()`` settled); later emits are dropped."""
@@ -102,6 +112,7 @@ class PartQueue:
         """Release the queue (the turn is over; nothing more is read): queued parts are
         dropped and a waiting reader gets ``anyio.EndOfStream``."""
         self.closed = True
+        self.on_queued = self.translate = self.translate_wire = None
         self._items.close()
         self._items.clear()
 
@@ -109,6 +120,7 @@ class PartQueue:
         """Wake a reader blocked in :meth:`get_or_wake` (the turn was aborted)."""
         if not self.closed:
             self._items.put(_WAKE)
+            self._reader_needed()
 
     def push_front(self, items: Sequence[QueueItem]) -> None:
         """Re-queue items (a stop condition's unconsumed lookahead) ahead of new ones."""

@@ -291,25 +291,13 @@ class AgentSession:
             if link.queue is queue and not core.suspending:
                 self._end_turn()
 
+        # The runner, made below with the result's sink, is taken out when the slice
+        # runs: kept in this closure, which the result keeps, it would make the result
+        # and the runner a cycle that only the garbage collector frees.
+        runners: list[SliceRunner] = []
+
         async def run(sink: Callable[[ConsumerPart], Awaitable[None]]) -> SliceOutcome:
-            runner = SliceRunner(
-                core=core,
-                control=control,
-                queue=queue,
-                sink=sink,
-                sandbox=self._tool_sandbox,
-                release_turn=release_turn,
-                harness_session_suspend=self._suspend_adapter,
-                continuing=continuing,
-                approvals=approvals,
-                results=results,
-                stop_when=self._agent.stop_when,
-                abort=abort,
-                watch_abort=callers_abort,
-                model_id=frozen.settings.model or "",
-                abort_grace=self._agent.abort_grace,
-                error_log=self._agent.error_log,
-            )
+            runner = runners.pop()  # (made with ``sink``)
             completed = False
             try:
                 if timeout is None:
@@ -356,13 +344,40 @@ class AgentSession:
                 self._end_turn()
             return outcome
 
-        return StreamResult(
+        result = StreamResult(
             run,
             structured=structured,
             abort=abort_turn,
             abort_grace=self._agent.abort_grace,
             max_parts=self._agent.max_stream_parts,
+            start=False,
         )
+        sink = result.sink
+        assert sink is not None  # (until the slice ends)
+        runner = SliceRunner(
+            core=core,
+            control=control,
+            queue=queue,
+            sink=sink,
+            sandbox=self._tool_sandbox,
+            release_turn=release_turn,
+            harness_session_suspend=self._suspend_adapter,
+            continuing=continuing,
+            approvals=approvals,
+            results=results,
+            stop_when=self._agent.stop_when,
+            abort=abort,
+            watch_abort=callers_abort,
+            model_id=frozen.settings.model or "",
+            abort_grace=self._agent.abort_grace,
+            error_log=self._agent.error_log,
+        )
+        runners.append(runner)
+        if continuing or callers_abort or timeout is not None:
+            result.start()  # settling, a deadline or a watcher: the reader starts now
+        else:
+            runner.read_lazily(result.start, result.drive_here)
+        return result
 
     def _end_turn(self) -> None:
         """The turn is over: its queue closes, the core goes back to idle."""

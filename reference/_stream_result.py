@@ -89,6 +89,7 @@ class StreamResult:
         abort: Callable[[], None] | None = None,
         abort_grace: float = 10.0,
         max_parts: int = MAX_RETAINED_PARTS,
+        start: bool = True,
     ) -> None:
         self._run = run
         self._parts: list[ConsumerPart] = [_start_part()]
@@ -106,7 +107,25 @@ class StreamResult:
         self.output_format: TextResponseFormat | JsonResponseFormat | None = (
             JsonResponseFormat() if structured else None
         )
-        spawn_detached(self._drive)
+        #: What the slice puts its consumer parts into (the run receives it); dropped
+        #: when the slice ends (it holds the result: kept, the two would be a cycle).
+        self.sink: HandoffSink[ConsumerPart] | None = HandoffSink(self._put, self._parts, max_parts)
+        self._started = False
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Run the slice in a task of its own, unless it runs already (the constructor
+        does this, unless told not to: the session may start it later)."""
+        if not self._started:
+            self._started = True
+            spawn_detached(self._drive)
+
+    async def drive_here(self) -> None:
+        """Run the slice in the calling task, unless it was started already; never raises."""
+        if not self._started:
+            self._started = True
+            await self._drive()
 
     # -- streaming ---------------------------------------------------------------------
 
@@ -122,8 +141,10 @@ class StreamResult:
 
     async def _drive(self) -> None:
         """Run the slice (a detached task, started by the constructor); never raises."""
+        sink, self.sink = self.sink, None
+        assert sink is not None, "a slice runs once"
         try:
-            self._outcome = await self._run(HandoffSink(self._put, self._parts, self._max_parts))
+            self._outcome = await self._run(sink)
         except Exception as error:  # a bug below the slice runner: never lose it
             self._outcome = SliceOutcome(error=error)
             if not _is_terminal(self._parts[-1]):

@@ -142,7 +142,12 @@ class SliceRunner:
         self.task_groups: contextlib.AsyncExitStack | None = None
         # done(): entered once, in a detached task (see run)
         self.done_scope = anyio.CancelScope()
+        self.done_started = False
         self.done_entered = False
+        # A slice read lazily (read_lazily): the reader's start and the run to make in
+        # done()'s task when no reader was needed while done() ran.
+        self._start_reader: Callable[[], None] | None = None
+        self._read_after_done: Callable[[], Awaitable[None]] | None = None
         self.done_settled = Flag()
         self.grace_spent = False
         #: Set when the slice paused for host input with done() still running: done()
@@ -153,6 +158,41 @@ class SliceRunner:
 
     # -- the slice -------------------------------------------------------------------------
 
+    def start_done(self) -> None:
+        """Start the task that awaits the adapter's ``done()`` (once)."""
+        if not self.done_started:
+            self.done_started = True
+            spawn_detached(self._watch_done)
+
+    def read_lazily(
+        self, start_reader: Callable[[], None], read_here: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Start ``done()`` now and the reader only when something needs it.
+
+        While nobody reads, the parts the adapter emits are handled inside ``emit``, as
+        they are while a reader waits on an empty queue. The first thing that needs a
+        reader (a part ``emit`` cannot handle, an abort's wake-up) starts one with
+        ``start_reader`` (the slice's :meth:`run` in a task of its own); when ``done()``
+        settles and nothing did, its task makes the reader's run itself (``read_here``):
+        a turn whose parts all went through ``emit`` costs one task, not two. Only for a
+        slice with nothing to do before reading and nothing to watch (no continuation to
+        settle, no deadline, no caller's abort event): those start the reader at once.
+        """
+        queue, machine = self.queue, self.machine
+        self._start_reader, self._read_after_done = start_reader, read_here
+        queue.translate = functools.partial(self._translate_now, machine.quick)
+        queue.translate_wire = functools.partial(self._translate_now, machine.quick_wire)
+        queue.on_queued = self._reader_needed
+        self.start_done()
+
+    def _reader_needed(self) -> None:
+        start, self._start_reader, self._read_after_done = self._start_reader, None, None
+        # The reader sets its own while it waits on an empty queue (what is queued now
+        # comes first); left set, they would keep this runner alive through the queue.
+        self.queue.translate = self.queue.translate_wire = None
+        if start is not None:
+            start()
+
     async def run(self) -> SliceOutcome:
         """Run the slice to its end; never raises (failures settle the outcome).
 
@@ -160,7 +200,7 @@ class SliceRunner:
         ignores cancellation cannot hold the slice past its deadline and ``abort_grace``.
         """
         abort_scope = anyio.CancelScope() if self.watch_abort else None
-        spawn_detached(self._watch_done)
+        self.start_done()
         try:
             async with contextlib.AsyncExitStack() as task_groups:
                 self.task_groups = task_groups
@@ -306,6 +346,14 @@ class SliceRunner:
                         self.queue.finish(DONE)
         finally:
             self.done_settled.set()
+        # Read lazily and nothing needed a reader while done() ran: this task reads
+        # (what emit could not handle is nothing; what remains is done()'s end).
+        read_here, self._read_after_done = self._read_after_done, None
+        if read_here is not None:
+            self._start_reader = None
+            queue = self.queue
+            queue.on_queued = queue.translate = queue.translate_wire = None
+            await read_here()
 
     async def _task_group(self) -> anyio.abc.TaskGroup:
         """The slice's task group, entered on first use (on the slice's exit stack)."""

@@ -61,6 +61,16 @@ class Hang:
 
 
 @dataclass(frozen=True)
+class Stubborn:
+    """Block until ``release`` is set, shielded from cancellation and ignoring the abort
+    (an adapter whose ``done()`` will not stop); make it inside a running event loop."""
+
+    release: anyio.Event = field(default_factory=anyio.Event, compare=False)
+    #: Set when ``done()`` gets to this step.
+    reached: anyio.Event = field(default_factory=anyio.Event, compare=False)
+
+
+@dataclass(frozen=True)
 class Delay:
     """Sleep ``seconds`` (a part emitted after it comes many scheduling rounds later)."""
 
@@ -243,6 +253,12 @@ class _Control:
                 if isinstance(step, Hang):
                     step.reached.set()
                     await anyio.sleep_forever()
+                if isinstance(step, Stubborn):
+                    step.reached.set()
+                    with anyio.CancelScope(shield=True):
+                        await step.release.wait()
+                    turn.cursor += 1
+                    continue
                 if isinstance(step, Delay):
                     try:
                         await anyio.sleep(step.seconds)
