@@ -69,13 +69,24 @@ class DetachedScope(Protocol):
     ) -> bool | None: ...
 
 
+#: anyio's cancel scope class for asyncio, once one was made (``anyio.CancelScope()``
+#: looks its backend up on every call, which costs as much as the rest of the scope).
+_asyncio_scope: Callable[[], DetachedScope] | None = None
+
+
 def detached_scope() -> DetachedScope:
     """A cancel scope for the running backend: anyio's under asyncio (where it is anyio's
     own implementation), trio's under trio (anyio's is a thin wrapper around trio's, which
     costs about 3 us more a turn to make and enter). Call it inside the event loop."""
+    global _asyncio_scope
     if asyncio._get_running_loop() is None:
         trio = sys.modules.get("trio")
         if trio is not None:
             scope: DetachedScope = trio.CancelScope()
             return scope
-    return anyio.CancelScope()
+        return anyio.CancelScope()  # raises: no event loop
+    if _asyncio_scope is None:
+        made = anyio.CancelScope()
+        _asyncio_scope = type(made)
+        return made
+    return _asyncio_scope()
