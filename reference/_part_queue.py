@@ -101,6 +101,11 @@ class PartQueue:
         if on_queued is not None:
             on_queued()
 
+    @property
+    def empty(self) -> bool:
+        """Whether nothing is queued (nothing emitted and not yet read)."""
+        return not self._queued and not self._pushback
+
     def finish(self, item: _Done | DoneFailed) -> None:
         """Post the end of the turn's stream (``done()`` settled); later emits are dropped."""
         if not self.closed:

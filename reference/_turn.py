@@ -176,9 +176,14 @@ class SliceRunner:
         settles and nothing did, its task makes the reader's run itself (``read_here``):
         a turn whose parts all went through ``emit`` costs one task, not two. Only for a
         slice with nothing to do before reading and nothing to watch (no continuation to
-        settle, no deadline, no caller's abort event): those start the reader at once.
+        settle, no deadline, no caller's abort event): those start the reader at once, and
+        so does a slice whose adapter emitted before its ``done()`` (in
+        ``do_prompt_turn``): what is queued must be read before ``emit`` may handle more.
         """
         queue, machine = self.queue, self.machine
+        if not queue.empty:
+            start_reader()
+            return
         self._start_reader, self._read_after_done = start_reader, read_here
         queue.translate = functools.partial(self._translate_now, machine.quick)
         queue.translate_wire = functools.partial(self._translate_now, machine.quick_wire)

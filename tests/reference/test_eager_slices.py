@@ -5,16 +5,18 @@ from __future__ import annotations
 import gc
 import weakref
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
 from harness_testkit.reference import PartLimitExceededError, StreamResult, TurnState
-from harness_testkit.spec import HarnessUsageError
+from harness_testkit.spec import HarnessUsageError, PromptTurnOptions
 from tests.reference.scripted import (
     Hang,
     ScriptedHarness,
+    ScriptedSession,
     Stubborn,
     WaitResult,
     finish,
@@ -207,6 +209,32 @@ async def test_a_host_call_emitted_while_nobody_reads_starts_the_reader_in_order
             "finish-step",
             "finish",
         ]
+
+
+async def test_a_host_call_emitted_before_done_is_read_without_waiting_for_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A runtime that streams as soon as the turn starts: the call arrives in
+    # do_prompt_turn, before done() is awaited, and done() then waits for its result.
+    # Nothing emitted later would start a reader: the one queued part must.
+    original = ScriptedSession.do_prompt_turn
+
+    async def emitting_first(self: ScriptedSession, options: PromptTurnOptions) -> Any:
+        control = await original(self, options)
+        turn = self.turn
+        assert turn is not None
+        options.emit(turn.steps[0])
+        turn.cursor = 1
+        return control
+
+    monkeypatch.setattr(ScriptedSession, "do_prompt_turn", emitting_first)
+    harness = ScriptedHarness([host_tool_turn()])
+    async with opened(harness, tmp_path, tools={"echo": echo_tool()}) as (agent, session):
+        with anyio.fail_after(5):
+            result = await agent.stream(session=session, prompt="go")
+            await settled(session, TurnState.IDLE)
+        assert kinds(result.parts)[-1] == "finish"
+        assert harness.recorder.results[0]["tool_call_id"] == "c1"
 
 
 @pytest.mark.parametrize("kind", ["text", "host call", "aborted"])
