@@ -117,9 +117,12 @@ class PartQueue:
         """Release the queue (the turn is over; nothing more is read): queued parts are
         dropped and a waiting reader gets ``anyio.EndOfStream``."""
         self.closed = True
+        on_queued = self.on_queued
         self.on_queued = self.translate = self.translate_wire = None
         self._items.close()
         self._items.clear()
+        if on_queued is not None:
+            on_queued()  # a reader not started yet must see the end (the session ended)
 
     def wake(self) -> None:
         """Wake a reader blocked in :meth:`get_or_wake` (the turn was aborted)."""

@@ -140,7 +140,8 @@ class StreamResult:
         return _TextReader(_Reader(self))
 
     async def _drive(self) -> None:
-        """Run the slice (a detached task, started by the constructor); never raises."""
+        """Run the slice (in a detached task of its own, see :meth:`start`, or in the
+        caller's, see :meth:`drive_here`); never raises."""
         sink, self.sink = self.sink, None
         assert sink is not None, "a slice runs once"
         try:

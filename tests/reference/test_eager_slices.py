@@ -237,6 +237,20 @@ async def test_a_host_call_emitted_before_done_is_read_without_waiting_for_more(
         assert harness.recorder.results[0]["tool_call_id"] == "c1"
 
 
+async def test_a_session_destroyed_while_nobody_reads_ends_the_stream(tmp_path: Path) -> None:
+    # Its queue closes with no reader started yet: one starts, sees the end and fails the
+    # slice, as a reader waiting on that queue would (the adapter's done() never returns).
+    hang = Hang()
+    harness = ScriptedHarness([[*text_step("x")[:2], hang]])
+    async with opened(harness, tmp_path, error_log=None) as (agent, session):
+        result = await agent.stream(session=session, prompt="go")
+        await hang.reached.wait()
+        await session.destroy()
+        with anyio.fail_after(5):
+            parts = [part.type async for part in result.full_stream]
+        assert parts == ["start", "start-step", "text-start", "text-delta", "error"]
+
+
 @pytest.mark.parametrize("kind", ["text", "host call", "aborted"])
 async def test_a_turn_leaves_no_reference_cycles(tmp_path: Path, kind: str) -> None:
     # The result, its sink, the runner and the queue refer to each other while the slice
