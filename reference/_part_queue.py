@@ -71,8 +71,9 @@ class PartQueue:
         #: Set with :attr:`translate`: takes a wire dict as it is, before it is parsed
         #: (``False``: parse it and offer the part to ``translate``).
         self.translate_wire: Callable[[dict[str, Any]], bool] | None = None
-        #: Called (once: it is cleared first) when something is queued while no reader
-        #: runs yet: a slice whose reader starts only when a part or an abort needs it.
+        #: Called (once: it is cleared first) when something is queued, or the queue
+        #: closes, while no reader runs yet: a slice whose reader starts only when
+        #: something needs it.
         self.on_queued: Callable[[], None] | None = None
 
     def emit(self, part: StreamPart | Mapping[str, Any]) -> None:

@@ -171,15 +171,15 @@ class SliceRunner:
 
         While nobody reads, the parts the adapter emits are handled inside ``emit``, as
         they are while a reader waits on an empty queue. The first thing that needs a
-        reader (a part ``emit`` cannot handle, an abort's wake-up, the queue closed by
-        the session's end) starts one with
-        ``start_reader`` (the slice's :meth:`run` in a task of its own); when ``done()``
-        settles and nothing did, its task makes the reader's run itself (``read_here``):
-        a turn whose parts all went through ``emit`` costs one task, not two. Only for a
-        slice with nothing to do before reading and nothing to watch (no continuation to
-        settle, no deadline, no caller's abort event): those start the reader at once, and
-        so does a slice whose adapter emitted before its ``done()`` (in
-        ``do_prompt_turn``): what is queued must be read before ``emit`` may handle more.
+        reader (a part ``emit`` cannot handle, an abort's wake-up, the queue closed by the
+        session's end) starts one with ``start_reader`` (the slice's :meth:`run` in a task
+        of its own); when ``done()`` settles and nothing did, its task makes the reader's
+        run itself (``read_here``): a turn whose parts all went through ``emit`` costs one
+        task, not two. Only for a slice with nothing to do before reading and nothing to
+        watch (no continuation to settle, no deadline, no caller's abort event): those
+        start the reader at once, and so does a slice whose adapter emitted before its
+        ``done()`` (in ``do_prompt_turn``): what is queued must be read before ``emit``
+        may handle more.
         """
         queue, machine = self.queue, self.machine
         if not queue.empty:
