@@ -165,6 +165,7 @@ async def test_a_caller_cancelled_while_awaiting_a_result_field_aborts_the_turn(
 # end of the turn. These pin what that must not change.
 
 
+@pytest.mark.requirement("RESULT-013")
 async def test_an_unread_slice_aborted_while_done_ignores_it_ends_within_the_grace(
     tmp_path: Path,
 ) -> None:
@@ -183,6 +184,7 @@ async def test_an_unread_slice_aborted_while_done_ignores_it_ends_within_the_gra
         stubborn.release.set()
 
 
+@pytest.mark.requirement("RESULT-027")
 async def test_a_host_call_emitted_while_nobody_reads_starts_the_reader_in_order(
     tmp_path: Path,
 ) -> None:
@@ -211,6 +213,7 @@ async def test_a_host_call_emitted_while_nobody_reads_starts_the_reader_in_order
         ]
 
 
+@pytest.mark.requirement("RESULT-027")
 async def test_a_host_call_emitted_before_done_is_read_without_waiting_for_more(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
