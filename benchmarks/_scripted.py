@@ -486,12 +486,12 @@ class _FloorHandoff:
                 await self.waiter
             else:
                 self.waiter = trio.lowlevel.current_task()
-                await trio.lowlevel.wait_task_rescheduled(_never_abort)
+                await trio.lowlevel.wait_task_rescheduled(self._cancelled)
 
-
-def _never_abort(raise_cancel: Any) -> Any:
-    """The floor's reader is never cancelled mid-turn (its run ends with the turn)."""
-    return sys.modules["trio"].lowlevel.Abort.FAILED
+    def _cancelled(self, raise_cancel: Any) -> Any:
+        """A trio reader cancelled while it waits (the run interrupted): it stops waiting."""
+        self.waiter = None
+        return self.trio.lowlevel.Abort.SUCCEEDED
 
 
 async def _floor_turn(session: _Session) -> int:

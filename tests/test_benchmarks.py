@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks._measure import Sample, warm_until_steady
-from benchmarks._scripted import WORKLOADS, run_python
+from benchmarks._scripted import WORKLOADS, _FloorHandoff, run_python
 from benchmarks.official import ceiling_note, trio_limit_ceiling, trio_limit_note
 from tests.sandbox.support import docker_provider_or_skip
 
@@ -304,6 +304,18 @@ def test_the_hand_off_floor_reads_every_part_on_both_loops(backend: str) -> None
         assert floor.parts == run_python(scaled, mode="adapter", backend=backend).parts
         assert floor.parts == len(workload.parts()) * scaled.turns * scaled.sessions
         assert floor.turns == scaled.turns * scaled.sessions
+
+
+def test_the_trio_floors_reader_can_be_cancelled_while_it_waits() -> None:
+    trio = pytest.importorskip("trio")
+
+    async def wait_then_give_up() -> tuple[bool, object]:
+        handoff = _FloorHandoff(trio)
+        with trio.move_on_after(0.05) as scope:
+            await handoff.drain()  # nothing is ever put: only the cancellation ends it
+        return scope.cancelled_caught, handoff.waiter
+
+    assert trio.run(wait_then_give_up) == (True, None)
 
 
 def test_the_ceiling_note_names_a_target_above_or_near_what_any_agent_could_reach() -> None:
