@@ -213,7 +213,8 @@ class SliceRunner:
                 if abort_scope is not None:
                     (await self._task_group()).start_soon(self._watch_abort, abort_scope)
                 try:
-                    await self._perform(self.machine.settle_continuations())
+                    if self.machine.continuing:
+                        await self._perform(self.machine.settle_continuations())
                     if not self.machine.outcome.paused:
                         await self._read_loop()
                 except SliceFailed as failure:
@@ -379,7 +380,7 @@ class SliceRunner:
         # parts the adapter emits while the reader waits are handled inside emit (one
         # hand-off per part, not two).
         while not self.abort.is_set():
-            if translate and self.sink_now is not None:
+            if translate and self.sink_now is not None and self.queue.empty:
                 queue = self.queue
                 # Made per wait, not kept: kept on self they would make the runner cyclic.
                 translate_now, machine = self._translate_now, self.machine
