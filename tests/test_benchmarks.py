@@ -311,8 +311,16 @@ def test_the_trio_floors_reader_can_be_cancelled_while_it_waits() -> None:
 
     async def wait_then_give_up() -> tuple[bool, object]:
         handoff = _FloorHandoff(trio)
-        with trio.move_on_after(0.05) as scope:
-            await handoff.drain()  # nothing is ever put: only the cancellation ends it
+
+        async def end_it_anyway() -> None:  # so a reader deaf to cancellation fails, not hangs
+            await trio.sleep(2)
+            handoff.close()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(end_it_anyway)
+            with trio.move_on_after(0.05) as scope:
+                await handoff.drain()  # nothing is put: only the cancellation ends it early
+            nursery.cancel_scope.cancel()
         return scope.cancelled_caught, handoff.waiter
 
     assert trio.run(wait_then_give_up) == (True, None)
