@@ -181,13 +181,12 @@ class SliceRunner:
         ``done()`` (in ``do_prompt_turn``): what is queued must be read before ``emit``
         may handle more.
         """
-        queue, machine = self.queue, self.machine
+        queue = self.queue
         if not queue.empty:
             start_reader()
             return
         self._start_reader, self._read_after_done = start_reader, read_here
-        queue.translate = functools.partial(self._translate_now, machine.quick)
-        queue.translate_wire = functools.partial(self._translate_now, machine.quick_wire)
+        self._translate_in_emit(queue)
         queue.on_queued = self._reader_needed
         self.start_done()
 
@@ -382,10 +381,7 @@ class SliceRunner:
         while not self.abort.is_set():
             if translate and self.sink_now is not None and self.queue.empty:
                 queue = self.queue
-                # Made per wait, not kept: kept on self they would make the runner cyclic.
-                translate_now, machine = self._translate_now, self.machine
-                queue.translate = functools.partial(translate_now, machine.quick)
-                queue.translate_wire = functools.partial(translate_now, machine.quick_wire)
+                self._translate_in_emit(queue)
                 try:
                     item = await queue.get_or_wake()
                 finally:
@@ -399,6 +395,14 @@ class SliceRunner:
             return await self.queue.get()
         self.grace_spent = True
         return DONE
+
+    def _translate_in_emit(self, queue: PartQueue) -> None:
+        """Have ``emit`` translate what it can (see :meth:`_translate_now`) until the hooks
+        are cleared. Made per wait, not kept: kept on self they would make the runner
+        cyclic."""
+        translate_now, machine = self._translate_now, self.machine
+        queue.translate = functools.partial(translate_now, machine.quick)
+        queue.translate_wire = functools.partial(translate_now, machine.quick_wire)
 
     def _translate_now(self, quick: Callable[[Any], list[ConsumerPart] | None], item: Any) -> bool:
         """Handle a part (``quick`` is :meth:`SliceMachine.quick`) or a wire dict
