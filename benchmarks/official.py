@@ -272,13 +272,8 @@ def _wall_ms(sample: Sample) -> float:
 
 def _paired(top: list[Sample], bottom: list[Sample], *, cpu: bool) -> list[float]:
     """Per-round ratios of time per turn, ``top`` over ``bottom``."""
-
-    def seconds(sample: Sample) -> float:
-        value = sample.cpu_seconds if cpu else sample.seconds
-        assert value is not None
-        return value / sample.turns
-
-    return [seconds(a) / seconds(b) for a, b in zip(top, bottom, strict=True)]
+    per_turn = _cpu_ms if cpu else _wall_ms
+    return [per_turn(a) / per_turn(b) for a, b in zip(top, bottom, strict=True)]
 
 
 def _range(ratios: list[float]) -> str:

@@ -268,7 +268,10 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
             "speedup_ceiling_within_trio_limit",
         ):
             assert _positive(row[key]), (key, row[key])
-        assert row["speedup_ceiling_within_trio_limit"] <= row["speedup_floor_cpu_ratio"] * 1.5
+        # round by round at most the floor's ceiling (own work only lowers it): so the median
+        assert row["speedup_ceiling_within_trio_limit"] <= row["speedup_floor_cpu_ratio"] * (
+            1 + 1e-9
+        )
         # memory per session: one run in a fresh process on each side (after warm-up
         # rounds Python's process reuses what earlier runs freed, and its growth read 0)
         rss = ("python_rss_mib_per_session", "official_rss_mib_per_session")
