@@ -149,6 +149,16 @@ class PartQueue:
         item = await self._items.get()
         return None if isinstance(item, _Wake) else item
 
+    def take_end(self) -> _Done | DoneFailed | None:
+        """The end of the stream (``done()`` settled), taken out when nothing else is
+        queued; ``None`` (nothing taken) otherwise."""
+        queued = self._queued
+        if self._pushback or len(queued) != 1 or not isinstance(queued[0], _Done | DoneFailed):
+            return None
+        end = self._items.get_nowait()
+        assert isinstance(end, _Done | DoneFailed)
+        return end
+
     def drain_parts(self) -> list[StreamPart]:
         """Every stream part queued right now, taken out (end-of-stream markers and
         wake-ups dropped): what an unread turn leaves for later."""

@@ -204,6 +204,8 @@ class SliceRunner:
         ``done()`` runs in a detached task, entered once: an adapter whose ``done()``
         ignores cancellation cannot hold the slice past its deadline and ``abort_grace``.
         """
+        if self._ended_without_reading():
+            return self.machine.outcome
         abort_scope = anyio.CancelScope() if self.watch_abort else None
         self.start_done()
         try:
@@ -238,6 +240,54 @@ class SliceRunner:
                 await self.done_settled.wait()
         return self.machine.outcome
 
+    def _ended_without_reading(self) -> bool:
+        """End the slice here, without the read loop, when its ``done()`` settled before
+        it ran (a slice read lazily, see :meth:`read_lazily`, whose ``done()`` needed no
+        reader) and the end of the stream is all that is queued: the closing steps only
+        forward parts, release the turn and report a failure, none of which waits. Same
+        outcome as the read loop's; ``False`` (nothing taken) when anything is left to
+        settle, join or read."""
+        if (
+            not self.done_settled.is_set()
+            or self.machine.continuing
+            or self.running_executions
+            or self.deferred_failure is not None
+            or self.sink_now is None
+        ):
+            return False
+        end = self.queue.take_end()
+        if end is None:
+            return False
+        try:
+            self._perform_now(self._closing(end))
+        except Exception as error:  # as run(): a bug in a closing step fails the turn
+            self._perform_now(self.machine.fail(error, aborted=self.abort.is_set()))
+        return True
+
+    def _closing(self, end: _Done | DoneFailed) -> Steps[None]:
+        """The machine's steps for the end of the adapter's stream (executions joined)."""
+        machine = self.machine
+        if isinstance(end, _Done):
+            return machine.stream_closed(aborted=self.abort.is_set())
+        if self.core.suspending:
+            return machine.close_suspended()
+        return machine.fail(end.error, aborted=self.abort.is_set())
+
+    def _perform_now(self, steps: Steps[None]) -> None:
+        """:meth:`_perform` for steps whose effects never wait (a closing step's)."""
+        sink = self.sink_now
+        assert sink is not None, "only a slice with a synchronous sink ends here"
+        for effect in steps:
+            match effect:
+                case Emit():
+                    sink.put(effect.part)
+                case ReleaseTurn():
+                    self.release_turn()
+                case ReportFailure():
+                    self._report(effect.error)
+                case _:
+                    raise AssertionError(f"a closing step waits for nothing: {effect!r}")
+
     async def _fail_after_join(self, error: BaseException) -> None:
         try:
             await self._join_executions()
@@ -249,16 +299,9 @@ class SliceRunner:
         machine = self.machine
         while True:
             item = await self._next(translate=True)
-            if isinstance(item, _Done):
+            if isinstance(item, _Done | DoneFailed):
                 await self._join_executions()
-                await self._perform(machine.stream_closed(aborted=self.abort.is_set()))
-                return
-            if isinstance(item, DoneFailed):
-                await self._join_executions()
-                if self.core.suspending:
-                    await self._perform(machine.close_suspended())
-                else:
-                    await self._perform(machine.fail(item.error, aborted=self.abort.is_set()))
+                await self._perform(self._closing(item))
                 return
             if isinstance(item, ErrorPart):
                 # The first harness error ends the turn; later parts are ignored. The

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import io
 import weakref
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,11 @@ import anyio.lowlevel
 import pytest
 
 from harness_testkit.reference import PartLimitExceededError, StreamResult, TurnState
+from harness_testkit.reference._turn import SliceRunner
+from harness_testkit.reference._turn_machine import SliceMachine
 from harness_testkit.spec import HarnessUsageError, PromptTurnOptions
 from tests.reference.scripted import (
+    Fail,
     Hang,
     ScriptedHarness,
     ScriptedSession,
@@ -300,3 +304,82 @@ async def test_a_turn_leaves_no_reference_cycles(tmp_path: Path, kind: str) -> N
         finally:
             gc.set_debug(0)
             gc.garbage.clear()
+
+
+# -- the end of a slice nobody read: performed in done()'s task, as the read loop would ------
+
+_ENDINGS = {
+    "finished": lambda: [*text_step("x"), finish()],
+    "done() raised": lambda: [*text_step("x"), Fail(RuntimeError("adapter broke"))],
+    "step left open": lambda: text_step("x")[:3],
+}
+
+
+async def _ended_turn(
+    tmp_path: Path, steps: list[object], *, read_at_once: bool
+) -> tuple[list[dict[str, Any]], str, TurnState]:
+    """The consumer parts (wire, ids and times left out), what the error log got and the
+    session's state after the turn. ``read_at_once``: the caller passes an abort event of
+    its own, so the reader starts with the slice and reads the end of the stream itself."""
+    harness = ScriptedHarness([steps])
+    log = io.StringIO()
+    async with opened(harness, tmp_path, error_log=log) as (agent, session):
+        abort = anyio.Event() if read_at_once else None
+        result = await agent.stream(session=session, prompt="go", abort=abort)
+        await result.consume()
+        parts = [
+            {key: value for key, value in part.to_wire().items() if key != "response"}
+            for part in result.parts
+        ]
+        return parts, log.getvalue(), session.turn_state
+
+
+@pytest.mark.parametrize("ending", list(_ENDINGS))
+async def test_an_unread_slice_ends_as_the_read_loop_ends_it(tmp_path: Path, ending: str) -> None:
+    lazily = await _ended_turn(tmp_path / "lazy", _ENDINGS[ending](), read_at_once=False)
+    at_once = await _ended_turn(tmp_path / "read", _ENDINGS[ending](), read_at_once=True)
+    assert lazily == at_once
+    parts, log, state = lazily
+    assert state is TurnState.IDLE
+    assert parts[-1]["type"] == ("finish" if ending == "finished" else "error")
+    assert ("turn failed" in log) is (ending != "finished")
+
+
+async def test_an_unread_slice_ends_without_the_read_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The point of ending it in done()'s task: none of the read loop's awaits (a short
+    # turn's end costs about 5 us less). A slice read at once still goes through it.
+    loops: list[bool] = []
+    original = SliceRunner._read_loop
+
+    async def counted(self: SliceRunner) -> None:
+        loops.append(True)
+        await original(self)
+
+    monkeypatch.setattr(SliceRunner, "_read_loop", counted)
+    await _ended_turn(tmp_path / "lazy", _ENDINGS["finished"](), read_at_once=False)
+    assert loops == []
+    await _ended_turn(tmp_path / "read", _ENDINGS["finished"](), read_at_once=True)
+    assert loops == [True]
+
+
+async def test_a_closing_step_that_raises_fails_the_turn_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bug in the machine's end must not lose the turn: it becomes the turn's error.
+    def broken(self: SliceMachine, reason: object) -> Any:
+        if reason is not None:  # (always: the reason pair)
+            raise RuntimeError("closing broke")
+        yield from ()  # a generator, as the machine's steps are
+
+    monkeypatch.setattr(SliceMachine, "_finish_result", broken)
+    for read_at_once in (False, True):
+        parts, log, state = await _ended_turn(
+            tmp_path / str(read_at_once), [*text_step("x"), finish()], read_at_once=read_at_once
+        )
+        assert parts[-1]["error"] == {"name": "RuntimeError", "message": "closing broke"}, (
+            read_at_once
+        )
+        assert "closing broke" in log
+        assert state is TurnState.IDLE
