@@ -38,6 +38,7 @@ __all__ = [
     "normalize_usage",
     "response_messages",
     "step_result",
+    "usage_of_totals",
 ]
 
 
@@ -134,6 +135,19 @@ def consumer_usage(
     return _usage(
         input_total, no_cache, cache_read, cache_write, output_total, text, reasoning, total, raw
     )
+
+
+def usage_of_totals(input_total: int, output_total: int) -> LanguageModelUsage:
+    """:func:`consumer_usage` of two known totals and no details (the usual usage)."""
+    values = {
+        "input_tokens": input_total,
+        "input_token_details": _NO_INPUT_DETAILS,
+        "output_tokens": output_total,
+        "output_token_details": _NO_OUTPUT_DETAILS,
+        "total_tokens": input_total + output_total,
+        "raw": None,
+    }
+    return LanguageModelUsage.from_trusted(values, _USAGE_FIELDS)
 
 
 def _add(left: int | None, right: int | None) -> int | None:

@@ -28,6 +28,7 @@ from harness_testkit.spec import (
     parse_lifecycle_state,
 )
 
+from ._detached import new_event
 from ._handoff import Flag
 from ._part_queue import PartQueue
 from ._stream_result import StreamResult
@@ -201,7 +202,7 @@ class AgentSession:
         """Start a turn with a new prompt; returns once the adapter's control is ready."""
         self._core.start(frozen)
         queue = self._link.queue = PartQueue()
-        abort_event = abort or anyio.Event()
+        abort_event = abort or new_event()
         options = PromptTurnOptions(prompt=prompt, **_turn_options(frozen, queue, abort_event))
         try:
             control = await self._harness_session.do_prompt_turn(options)
@@ -235,7 +236,7 @@ class AgentSession:
             queue = link.queue = PartQueue()
         if buffered:
             queue.push_front(buffered)
-        abort_event = abort or anyio.Event()
+        abort_event = abort or new_event()
         options = ContinueTurnOptions(**_turn_options(frozen, queue, abort_event))
         try:
             control = await self._harness_session.do_continue_turn(options)

@@ -30,7 +30,7 @@ from harness_testkit.spec import (
     UnifiedFinishReason,
 )
 
-from ._results import consumer_usage
+from ._results import consumer_usage, usage_of_totals
 from ._strip import strip_work_dir
 
 __all__ = [
@@ -112,6 +112,8 @@ def wire_boundary(obj: dict[str, Any]) -> ConsumerBoundary | None:
 _REASONS = frozenset(get_args(UnifiedFinishReason))
 _INPUT_KEYS = {"total": 0, "noCache": 1, "cacheRead": 2, "cacheWrite": 3}
 _OUTPUT_KEYS = {"total": 0, "text": 1, "reasoning": 2}
+#: A key's value when the key is absent (not ``None``: that is a count of its own).
+_ABSENT = object()
 
 
 class WireFinish(NamedTuple):
@@ -168,10 +170,29 @@ def _wire_finish(obj: dict[str, Any], kind: str, usage_key: str) -> WireFinish |
             return None
     elif len(reason) != 1:
         return None
-    inputs = _counts(usage.get("inputTokens"), _INPUT_KEYS)
+    input_counts = usage.get("inputTokens")
+    output_counts = usage.get("outputTokens")
+    if (
+        type(input_counts) is dict
+        and type(output_counts) is dict
+        and len(input_counts) == 1
+        and len(output_counts) == 1
+    ):
+        # The usual usage, totals only, read inline (the general reading below costs
+        # about twice as much).
+        input_total = input_counts.get("total", _ABSENT)
+        output_total = output_counts.get("total", _ABSENT)
+        if (
+            type(input_total) is int
+            and type(output_total) is int
+            and -MAX_SAFE_INTEGER <= input_total <= MAX_SAFE_INTEGER
+            and -MAX_SAFE_INTEGER <= output_total <= MAX_SAFE_INTEGER
+        ):
+            return WireFinish(unified, raw, usage_of_totals(input_total, output_total))
+    inputs = _counts(input_counts, _INPUT_KEYS)
     if inputs is None:
         return None
-    outputs = _counts(usage.get("outputTokens"), _OUTPUT_KEYS)
+    outputs = _counts(output_counts, _OUTPUT_KEYS)
     if outputs is None:
         return None
     input_total, no_cache, cache_read, cache_write = inputs

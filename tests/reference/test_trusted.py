@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from harness_testkit.reference import tool
+from harness_testkit.reference._agent import _turn_settings
 from harness_testkit.reference._results import (
     StepResult,
     TextContent,
@@ -44,10 +45,13 @@ from harness_testkit.spec import (
     InputTokenDetails,
     LanguageModelUsage,
     OutputTokenDetails,
+    Skill,
     StepResponse,
     TextStartPart,
     ToolCallPart,
     ToolResultPart,
+    ToolSpec,
+    TurnSettings,
     Usage,
     WireModel,
     parse_stream_part,
@@ -452,3 +456,33 @@ def test_a_step_built_from_values_is_the_constructors() -> None:
     assert [field.name for field in dataclasses.fields(StepResult)] == list(values)
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.step_number = 1  # type: ignore[misc]  # frozen, as the constructor's
+
+
+_SKILL = Skill(name="review", description="Reviews code.", content="Look closely.")
+_SPEC = ToolSpec(name="weather", description="Weather", input_schema={"type": "object"})
+
+
+@given(
+    model=st.one_of(st.none(), st.text(max_size=5)),
+    instructions=st.one_of(st.none(), st.text(max_size=5)),
+    skills=st.lists(st.just(_SKILL), max_size=2),
+    tools=st.lists(st.just(_SPEC), max_size=2),
+)
+def test_an_agents_own_turn_settings_are_the_constructors(
+    model: str | None, instructions: str | None, skills: list[Skill], tools: list[ToolSpec]
+) -> None:
+    built = _turn_settings(model, list(skills), instructions, list(tools))
+    expected = TurnSettings(model=model, skills=skills, instructions=instructions, tools=tools)
+    _assert_same(built, expected)
+
+
+def test_turn_settings_of_other_values_are_validated() -> None:
+    # What prepare_call may return: a skill as a dict becomes a Skill, a model that is no
+    # string is refused, as the constructor does.
+    skill = {"name": "review", "description": "Reviews code.", "content": "Look closely."}
+    settings = _turn_settings(None, [skill], None, [])
+    assert settings.skills == [_SKILL]
+    with pytest.raises(ValidationError, match="model"):
+        _turn_settings(42, [], None, [])
+    with pytest.raises(ValidationError, match="instructions"):
+        _turn_settings(None, [], {"content": "x"}, [])

@@ -375,6 +375,21 @@ def test_the_common_shapes_are_taken_from_the_wire(obj: dict[str, Any]) -> None:
             "finishReason": {"unified": "stop"},
             "usage": {"inputTokens": {}, "outputTokens": {}, "raw": {"x": 1}},
         },
+        {
+            "type": "finish-step",
+            "finishReason": {"unified": "stop"},
+            "usage": {"inputTokens": {"total": MAX_SAFE_INTEGER + 1}, "outputTokens": {"total": 1}},
+        },
+        {
+            "type": "finish",
+            "finishReason": {"unified": "stop"},
+            "totalUsage": {"inputTokens": {"total": 1}, "outputTokens": {"total": 1.0}},
+        },
+        {
+            "type": "finish",
+            "finishReason": {"unified": "stop"},
+            "totalUsage": {"inputTokens": {"total": 1}, "outputTokens": {"totals": 1}},
+        },
         {"type": "finish-step", "finishReason": {"unified": "done"}, "usage": {}},
         {
             "type": "tool-call",
