@@ -143,7 +143,7 @@ def _data_validator(harness: HarnessAdapter) -> Callable[[Any], Any] | None:
     )
 
 
-@dataclass(frozen=True)
+@dataclass  # (not frozen: a frozen dataclass writes each field through object.__setattr__)
 class _PreparedCall:
     prompt: UserMessage
     model: str | None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -203,7 +203,7 @@ class AgentSession:
         self._core.start(frozen)
         queue = self._link.queue = PartQueue()
         abort_event = abort or new_event()
-        options = PromptTurnOptions(prompt=prompt, **_turn_options(frozen, queue, abort_event))
+        options = _turn_options(PromptTurnOptions, frozen, queue, abort_event, prompt=prompt)
         try:
             control = await self._harness_session.do_prompt_turn(options)
         except Exception as error:
@@ -237,7 +237,7 @@ class AgentSession:
         if buffered:
             queue.push_front(buffered)
         abort_event = abort or new_event()
-        options = ContinueTurnOptions(**_turn_options(frozen, queue, abort_event))
+        options = _turn_options(ContinueTurnOptions, frozen, queue, abort_event)
         try:
             control = await self._harness_session.do_continue_turn(options)
         except Exception as error:
@@ -577,17 +577,35 @@ class AgentSession:
     experimental_steer_turn = steer_turn
 
 
-def _turn_options(frozen: FrozenTurn, queue: PartQueue, abort: anyio.Event) -> dict[str, Any]:
-    """The turn settings both ``do_prompt_turn`` and ``do_continue_turn`` receive."""
-    return {
-        "emit": queue.emit,
-        "tools": tuple(frozen.settings.tools),
-        "instructions": frozen.settings.instructions,
-        "response_format": frozen.response_format,
-        "skills": tuple(frozen.settings.skills),
-        "model": frozen.settings.model,
-        "abort": abort,
-    }
+_Options = TypeVar("_Options", PromptTurnOptions, ContinueTurnOptions)
+
+
+def _turn_options(
+    kind: type[_Options],
+    frozen: FrozenTurn,
+    queue: PartQueue,
+    abort: anyio.Event,
+    **prompt: UserMessage,
+) -> _Options:
+    """The options ``do_prompt_turn`` (given the ``prompt``) or ``do_continue_turn``
+    receives: what the frozen dataclass's constructor makes, every field given, without
+    its attribute writes one by one (about 0.7 us a turn)."""
+    settings = frozen.settings
+    options = _new_object(kind)
+    options.__dict__.update(
+        emit=queue.emit,
+        tools=tuple(settings.tools),
+        instructions=settings.instructions,
+        response_format=frozen.response_format,
+        skills=tuple(settings.skills),
+        model=settings.model,
+        abort=abort,
+        **prompt,
+    )
+    return options
+
+
+_new_object = object.__new__
 
 
 def _failed_result(error: BaseException) -> StreamResult:

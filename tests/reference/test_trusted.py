@@ -8,6 +8,7 @@ import dataclasses
 import json
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 
 from harness_testkit.reference import tool
 from harness_testkit.reference._agent import _turn_settings
+from harness_testkit.reference._part_queue import PartQueue
 from harness_testkit.reference._results import (
     StepResult,
     TextContent,
@@ -22,6 +24,7 @@ from harness_testkit.reference._results import (
     normalize_usage,
     step_result,
 )
+from harness_testkit.reference._session import _turn_options
 from harness_testkit.reference._strip import strip_value, strip_work_dir
 from harness_testkit.reference._tool import parse_json_text, parse_tool_call_input
 from harness_testkit.reference._translate import (
@@ -31,6 +34,7 @@ from harness_testkit.reference._translate import (
     text_like_part,
     wire_outcome,
 )
+from harness_testkit.reference._turn_state import FrozenTurn
 from harness_testkit.reference._wire import wire_tool_result
 from harness_testkit.spec import (
     ConsumerFinishStepPart,
@@ -41,10 +45,13 @@ from harness_testkit.spec import (
     ConsumerToolCallPart,
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
+    ContinueTurnOptions,
     FinishReason,
     InputTokenDetails,
+    JsonResponseFormat,
     LanguageModelUsage,
     OutputTokenDetails,
+    PromptTurnOptions,
     Skill,
     StepResponse,
     TextStartPart,
@@ -486,3 +493,36 @@ def test_turn_settings_of_other_values_are_validated() -> None:
         _turn_settings(42, [], None, [])
     with pytest.raises(ValidationError, match="instructions"):
         _turn_settings(None, [], {"content": "x"}, [])
+
+
+@pytest.mark.parametrize("kind", [PromptTurnOptions, ContinueTurnOptions])
+def test_turn_options_are_the_constructors(kind: type[ContinueTurnOptions]) -> None:
+    settings = TurnSettings(model="m", skills=[_SKILL], instructions="Be brief.", tools=[_SPEC])
+    frozen = FrozenTurn(
+        settings=settings,
+        merged_tools={},
+        executable_tools={},
+        tools_context={},
+        builtin_filter=None,
+        response_format=JsonResponseFormat(),
+    )
+    queue, abort = PartQueue(), anyio.Event()
+    prompt = {"prompt": "go"} if kind is PromptTurnOptions else {}
+    built = _turn_options(kind, frozen, queue, abort, **prompt)
+    expected = kind(
+        emit=queue.emit,
+        tools=(_SPEC,),
+        instructions="Be brief.",
+        response_format=JsonResponseFormat(),
+        skills=(_SKILL,),
+        model="m",
+        abort=abort,
+        **prompt,
+    )
+    assert type(built) is kind
+    # Every field set on the instance (a field missing there would read its default).
+    assert set(vars(built)) == {field.name for field in dataclasses.fields(kind)}
+    assert built == expected
+    assert repr(built) == repr(expected)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.model = "other"  # type: ignore[misc]
