@@ -525,4 +525,4 @@ def test_turn_options_are_the_constructors(kind: type[ContinueTurnOptions]) -> N
     assert built == expected
     assert repr(built) == repr(expected)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        built.model = "other"  # type: ignore[misc]
+        built.model = "other"  # type: ignore[misc]  # assigning is what must fail
