@@ -772,6 +772,8 @@ class HarnessAgent:
 
 #: The fields a turn's settings are made with (every one).
 _SETTINGS_FIELDS = set(TurnSettings.model_fields)
+#: Bound once (a lookup on a pydantic model class costs about a thousand instructions).
+_new_settings = TurnSettings.from_trusted
 
 
 def _turn_settings(
@@ -786,7 +788,7 @@ def _turn_settings(
         and all(isinstance(skill, Skill) for skill in skills)
     ):
         values = {"model": model, "skills": skills, "instructions": instructions, "tools": tools}
-        return TurnSettings.from_trusted(values, _SETTINGS_FIELDS)
+        return _new_settings(values, _SETTINGS_FIELDS)
     return TurnSettings(model=model, skills=skills, instructions=instructions, tools=tools)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -54,6 +54,11 @@ _NO_INPUT_DETAILS = InputTokenDetails(
     no_cache_tokens=None, cache_read_tokens=None, cache_write_tokens=None
 )
 _NO_OUTPUT_DETAILS = OutputTokenDetails(text_tokens=None, reasoning_tokens=None)
+#: The usage models' ``from_trusted``, bound once (a lookup on a pydantic model class
+#: costs about a thousand instructions, see ``WireModel.from_trusted``).
+_new_usage = LanguageModelUsage.from_trusted
+_new_input_details = InputTokenDetails.from_trusted
+_new_output_details = OutputTokenDetails.from_trusted
 
 
 def _usage(
@@ -72,7 +77,7 @@ def _usage(
     if no_cache is None and cache_read is None and cache_write is None:
         input_details = _NO_INPUT_DETAILS
     else:
-        input_details = InputTokenDetails.from_trusted(
+        input_details = _new_input_details(
             {
                 "no_cache_tokens": no_cache,
                 "cache_read_tokens": cache_read,
@@ -83,7 +88,7 @@ def _usage(
     if text is None and reasoning is None:
         output_details = _NO_OUTPUT_DETAILS
     else:
-        output_details = OutputTokenDetails.from_trusted(
+        output_details = _new_output_details(
             {"text_tokens": text, "reasoning_tokens": reasoning}, _OUTPUT_FIELDS
         )
     values = {
@@ -94,7 +99,7 @@ def _usage(
         "total_tokens": total,
         "raw": raw,
     }
-    return LanguageModelUsage.from_trusted(values, fields_set)
+    return _new_usage(values, fields_set)
 
 
 def normalize_usage(usage: Usage | None) -> LanguageModelUsage:
@@ -147,7 +152,7 @@ def usage_of_totals(input_total: int, output_total: int) -> LanguageModelUsage:
         "total_tokens": input_total + output_total,
         "raw": None,
     }
-    return LanguageModelUsage.from_trusted(values, _USAGE_FIELDS)
+    return _new_usage(values, _USAGE_FIELDS)
 
 
 def _add(left: int | None, right: int | None) -> int | None:
@@ -192,6 +197,10 @@ class ReasoningContent(WireModel):
 #: A coalesced run's ``type``, and the fields it is built with (one set shared by all).
 _RUN_TYPES: dict[type[WireModel], str] = {TextContent: "text", ReasoningContent: "reasoning"}
 _TEXT_FIELDS = {"text"}
+_NEW_RUN: dict[type[WireModel], Callable[[dict[str, Any], set[str]], ContentPart]] = {
+    TextContent: TextContent.from_trusted,
+    ReasoningContent: ReasoningContent.from_trusted,
+}
 
 
 #: A step content part: coalesced text/reasoning, or a tool-call, approval, tool-result
@@ -239,7 +248,7 @@ class StepContent:
     def _end_run(self) -> None:
         if self._kind is not None:
             values = {"type": _RUN_TYPES[self._kind], "text": "".join(self._texts)}
-            self._parts.append(self._kind.from_trusted(values, _TEXT_FIELDS))
+            self._parts.append(_NEW_RUN[self._kind](values, _TEXT_FIELDS))
             self._kind = None
             self._texts = []
 

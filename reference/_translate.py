@@ -64,10 +64,13 @@ class _Built(Generic[M]):
     the instances: a set is a tracked object the garbage collector would otherwise visit
     once per part for as long as the part lives)."""
 
-    __slots__ = ("defaults", "fields", "model")
+    __slots__ = ("defaults", "fields", "model", "new")
 
     def __init__(self, model: type[M], *names: str) -> None:
         self.model = model
+        #: ``model.from_trusted``, bound once (a lookup on a pydantic model class costs
+        #: about a thousand instructions, see ``WireModel.from_trusted``).
+        self.new: Callable[[dict[str, Any], set[str]], M] = model.from_trusted
         self.fields = set(names)
         self.defaults: dict[str, Any] = {}
         for name, info in model.model_fields.items():
@@ -76,7 +79,7 @@ class _Built(Generic[M]):
         assert self.fields <= set(self.defaults), f"{model.__name__}: {names}"
 
     def __call__(self, given: dict[str, Any]) -> M:
-        return self.model.from_trusted({**self.defaults, **given}, self.fields)
+        return self.new({**self.defaults, **given}, self.fields)
 
 
 #: The fields a consumer ``tool-call`` is constructed with (one set shared by every call);
@@ -118,26 +121,33 @@ _tool_result = _Built(
 
 #: The fields a consumer delta is constructed with (one set shared by every delta).
 _DELTA_FIELDS = {"id", "text", "provider_metadata"}
+#: The consumer models' ``from_trusted``, bound once (as :attr:`_Built.new`).
+_NEW_DELTA: dict[
+    str, Callable[[dict[str, Any], set[str]], ConsumerTextDeltaPart | ConsumerReasoningDeltaPart]
+] = {
+    "text-delta": ConsumerTextDeltaPart.from_trusted,
+    "reasoning-delta": ConsumerReasoningDeltaPart.from_trusted,
+}
+_new_call = ConsumerToolCallPart.from_trusted
+_new_response = StepResponse.from_trusted
+_new_finish_step = ConsumerFinishStepPart.from_trusted
 
 
 def consumer_delta(
     part: TextDeltaPart | ReasoningDeltaPart,
 ) -> ConsumerTextDeltaPart | ConsumerReasoningDeltaPart:
     """The consumer delta of a harness text or reasoning delta (step content)."""
-    model: type[ConsumerTextDeltaPart] | type[ConsumerReasoningDeltaPart]
-    if isinstance(part, TextDeltaPart):
-        model, kind = ConsumerTextDeltaPart, "text-delta"
-    else:
-        model, kind = ConsumerReasoningDeltaPart, "reasoning-delta"
+    kind = "text-delta" if isinstance(part, TextDeltaPart) else "reasoning-delta"
     values: dict[str, Any] = {"type": kind, "id": part.id, "text": part.delta}
     values["provider_metadata"] = part.harness_metadata
-    return model.from_trusted(values, _DELTA_FIELDS)
+    return _NEW_DELTA[kind](values, _DELTA_FIELDS)
 
 
-#: Harness block boundaries -> (consumer model, its ``type``); the consumer models and the
-#: fields given are the wire reader's (``_wire``), so both paths build the same part.
-_BOUNDARIES: dict[type[StreamPart], tuple[type[ConsumerPart], str]] = {
-    harness: (CONSUMER_BOUNDARIES[kind], kind)
+#: Harness block boundaries -> (the consumer model's ``from_trusted``, its ``type``); the
+#: consumer models and the fields given are the wire reader's (``_wire``), so both paths
+#: build the same part.
+_BOUNDARIES: dict[type[StreamPart], tuple[Callable[[dict[str, Any], set[str]], Any], str]] = {
+    harness: (CONSUMER_BOUNDARIES[kind].from_trusted, kind)
     for harness, kind in (
         (TextStartPart, "text-start"),
         (TextEndPart, "text-end"),
@@ -158,10 +168,10 @@ def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
     if boundary is None and isinstance(part, _BOUNDARY_TYPES):  # a subclass (rare)
         boundary = next(entry for kind, entry in _BOUNDARIES.items() if isinstance(part, kind))
     if boundary is not None:
-        model, kind = boundary
+        new, kind = boundary
         block = cast(TextStartPart, part)  # every boundary has these two fields
         values = {"type": kind, "id": block.id, "provider_metadata": block.harness_metadata}
-        return model.from_trusted(values, BOUNDARY_FIELDS), False
+        return new(values, BOUNDARY_FIELDS), False
     if isinstance(part, TextDeltaPart | ReasoningDeltaPart):
         return consumer_delta(part), True
     if isinstance(part, RawPart):
@@ -192,7 +202,7 @@ def consumer_call(
         "error": parsed.error,
         "title": None,
     }
-    return ConsumerToolCallPart.from_trusted(values, _CALL_FIELDS)
+    return _new_call(values, _CALL_FIELDS)
 
 
 #: The fields a consumer ``finish-step`` and its response are constructed with, and the
@@ -220,7 +230,7 @@ def finish_step_part(
     (the consumer part never shares the harness part's dicts)."""
     values = {"id": response_id, "timestamp": timestamp, "model_id": model_id}
     values["messages"] = _new_messages()
-    response = StepResponse.from_trusted(values, _RESPONSE_FIELDS)
+    response = _new_response(values, _RESPONSE_FIELDS)
     if metadata is not None:
         return ConsumerFinishStepPart(
             response=response,
@@ -238,7 +248,7 @@ def finish_step_part(
         "provider_metadata": None,
         "performance": _new_performance(),
     }
-    return ConsumerFinishStepPart.from_trusted(part, _FINISH_STEP_FIELDS)
+    return _new_finish_step(part, _FINISH_STEP_FIELDS)
 
 
 def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str) -> ConsumerPart:
@@ -293,7 +303,7 @@ def wire_outcome(result: WireToolResult, provider_executed: bool) -> ConsumerPar
         "preliminary": result.preliminary,
         "provider_metadata": None,
     }
-    return ConsumerToolResultPart.from_trusted(values, _tool_result.fields)
+    return _tool_result.new(values, _tool_result.fields)
 
 
 def host_outcome(

@@ -102,6 +102,11 @@ class WireModel(BaseModel):
         the models are frozen, and pydantic copies a fields set before changing one).
         The instance then equals, dumps, copies and reprs as the constructor's would.
         Anything not validated before goes through the constructor instead.
+
+        Hot paths bind it once (``new = Model.from_trusted``): pydantic's model metaclass
+        defines ``__getattr__``, which routes every attribute lookup on a model class
+        through CPython's slow hook, about a thousand instructions a lookup (as much as
+        the rest of this call).
         """
         model = _new(cls)
         _set_dict(model, values)
