@@ -462,6 +462,12 @@ _BOUNDARY_MODELS: dict[str, tuple[type[WireModel], str]] = {
 #: and pydantic copies a fields set before it changes one).
 _DELTA_FIELDS = {"type", "id", "delta"}
 _BOUNDARY_FIELDS = {"type", "id"}
+#: The tables above with each model's ``from_trusted`` bound once (see
+#: :meth:`WireModel.from_trusted`: a lookup on a model class is slow).
+_NEW_DELTA = {kind: (model.from_trusted, meta) for kind, (model, meta) in _DELTA_MODELS.items()}
+_NEW_BOUNDARY = {
+    kind: (model.from_trusted, meta) for kind, (model, meta) in _BOUNDARY_MODELS.items()
+}
 
 
 def _plain_delta(obj: dict[str, Any], kind: str) -> WireModel | None:
@@ -472,9 +478,9 @@ def _plain_delta(obj: dict[str, Any], kind: str) -> WireModel | None:
     delta = obj.get("delta")
     if type(block_id) is not str or type(delta) is not str:
         return None
-    model, metadata = _DELTA_MODELS[kind]
+    new, metadata = _NEW_DELTA[kind]
     values = {"type": kind, "id": block_id, "delta": delta, metadata: None}
-    return model.from_trusted(values, _DELTA_FIELDS)
+    return new(values, _DELTA_FIELDS)
 
 
 def _plain_boundary(obj: dict[str, Any], kind: str) -> WireModel | None:
@@ -482,8 +488,8 @@ def _plain_boundary(obj: dict[str, Any], kind: str) -> WireModel | None:
     block_id = obj.get("id")
     if len(obj) != 2 or type(block_id) is not str:
         return None
-    model, metadata = _BOUNDARY_MODELS[kind]
-    return model.from_trusted({"type": kind, "id": block_id, metadata: None}, _BOUNDARY_FIELDS)
+    new, metadata = _NEW_BOUNDARY[kind]
+    return new({"type": kind, "id": block_id, metadata: None}, _BOUNDARY_FIELDS)
 
 
 #: Unified finish reasons, for the finish fast path.
@@ -504,6 +510,13 @@ _FINISH_FIELDS: dict[str, tuple[type[WireModel], str, str, set[str]]] = {
         {"type", "finish_reason", "total_usage"},
     ),
 }
+_NEW_FINISH: dict[
+    str, tuple[Callable[[dict[str, Any], set[str]], WireModel], str, str, set[str]]
+] = {
+    kind: (model.from_trusted, usage_key, usage_field, given)
+    for kind, (model, usage_key, usage_field, given) in _FINISH_FIELDS.items()
+}
+_new_usage = Usage.from_trusted
 
 
 #: Finish reasons built so far, by (unified, raw, raw given): a runtime uses a handful,
@@ -541,10 +554,11 @@ class _Tokens:
     """How the fast path builds one token count model: its fields by wire name, each with
     its bit in a mask of the fields given, and the fields set of each mask (shared)."""
 
-    __slots__ = ("fields", "model", "names", "sets", "template")
+    __slots__ = ("fields", "model", "names", "new", "sets", "template")
 
     def __init__(self, model: type[WireModel], names: dict[str, str]) -> None:
         self.model = model
+        self.new = model.from_trusted  # (bound once: see WireModel.from_trusted)
         self.names = tuple(names.values())
         self.fields = {wire: (name, 1 << index) for index, (wire, name) in enumerate(names.items())}
         self.template = dict.fromkeys(self.names)
@@ -575,7 +589,7 @@ def _plain_tokens(obj: object, shape: _Tokens) -> WireModel | None:
         name, bit = entry
         values[name] = value
         mask |= bit
-    return shape.model.from_trusted(values, shape.sets[mask])
+    return shape.new(values, shape.sets[mask])
 
 
 def _plain_finish(obj: dict[str, Any], kind: str) -> WireModel | None:
@@ -583,7 +597,7 @@ def _plain_finish(obj: dict[str, Any], kind: str) -> WireModel | None:
     and output counts, no ``raw``)."""
     if len(obj) != 3:
         return None
-    model, usage_key, usage_field, given = _FINISH_FIELDS[kind]
+    new, usage_key, usage_field, given = _NEW_FINISH[kind]
     usage = obj.get(usage_key)
     if type(usage) is not dict or len(usage) != 2:
         return None
@@ -600,10 +614,10 @@ def _plain_finish(obj: dict[str, Any], kind: str) -> WireModel | None:
     values = {
         "type": kind,
         "finish_reason": reason,
-        usage_field: Usage.from_trusted(counts, _USAGE_FIELDS),
+        usage_field: _new_usage(counts, _USAGE_FIELDS),
         "harness_metadata": None,
     }
-    return model.from_trusted(values, given)
+    return new(values, given)
 
 
 class _NotPlain:
@@ -672,10 +686,11 @@ class _FlatShape:
     shared by every part of a shape: a set is a tracked object the garbage collector
     visits for as long as the part lives; at most one per combination of the fields)."""
 
-    __slots__ = ("fields", "model", "names", "required", "sets", "template")
+    __slots__ = ("fields", "model", "names", "new", "required", "sets", "template")
 
     def __init__(self, model: type[WireModel], fields: _Flat) -> None:
         self.model = model
+        self.new = model.from_trusted  # (bound once: see WireModel.from_trusted)
         self.names = tuple(model.model_fields)
         bits = {name: 1 << index for index, name in enumerate(self.names)}
         self.fields = {wire: (*entry, bits[entry[0]]) for wire, entry in fields.items()}
@@ -725,7 +740,7 @@ def _plain_flat(obj: dict[str, Any], kind: str) -> WireModel | None:
         required += is_required
     if required != shape.required:
         return None
-    return shape.model.from_trusted(values, shape.fields_set(mask))
+    return shape.new(values, shape.fields_set(mask))
 
 
 _Plain: TypeAlias = Callable[[dict[str, Any], str], WireModel | None]
