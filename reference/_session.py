@@ -57,6 +57,11 @@ class SessionStatus(enum.StrEnum):
     DESTROYED = "destroyed"
 
 
+# Looked up once (see ``_turn_state``: an enum class lookup is slow on Python 3.11).
+_ACTIVE = SessionStatus.ACTIVE
+_IDLE = TurnState.IDLE
+
+
 @dataclass
 class _TurnLink:
     """The I/O handles of the session's turn (its state is the :class:`TurnCore`'s)."""
@@ -158,18 +163,18 @@ class AgentSession:
         )
 
     def _require_active(self) -> None:
-        if self._status is not SessionStatus.ACTIVE:
+        if self._status is not _ACTIVE:
             raise self._ended_error()
 
     def check_can_prompt(self) -> None:
         """Raise unless a new prompt may start (spec 7.2.2)."""
         self._require_active()
         state = self._core.state
-        if state is TurnState.RUNNING:
-            raise HarnessSessionStateError(
-                f"Harness session {self.session_id} already has a turn in progress."
-            )
-        if state is not TurnState.IDLE:
+        if state is not _IDLE:
+            if state is TurnState.RUNNING:
+                raise HarnessSessionStateError(
+                    f"Harness session {self.session_id} already has a turn in progress."
+                )
             raise HarnessSessionStateError(
                 f"Harness session {self.session_id} has an unfinished turn and must be "
                 "continued before accepting a new prompt."

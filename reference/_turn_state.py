@@ -50,6 +50,13 @@ class TurnState(enum.StrEnum):
     SUSPENDED = "suspended"
 
 
+# The members every turn sets, looked up once: on Python 3.11 a lookup on an enum class
+# goes through ``EnumType.__getattr__`` (CPython's slow attribute hook, about a
+# thousand instructions a lookup).
+_IDLE = TurnState.IDLE
+_RUNNING = TurnState.RUNNING
+
+
 @dataclass
 class FrozenTurn:
     """The settings a prompt turn started with; its continuations reuse them (7.7)."""
@@ -104,7 +111,7 @@ class TurnCore:
 
     def start(self, frozen: FrozenTurn) -> list[StreamPart]:
         """A prompt or a continuation starts running; returns the parts kept for it."""
-        self.state = TurnState.RUNNING
+        self.state = _RUNNING
         self.frozen = frozen
         self.suspending = False
         self.captured_state = None
@@ -113,7 +120,7 @@ class TurnCore:
 
     def reset_turn(self) -> None:
         """The turn ended (finished or failed): back to idle, pending records cleared."""
-        self.state = TurnState.IDLE
+        self.state = _IDLE
         self.pending_approvals.clear()
         self.pending_results.clear()
         self.frozen = None
