@@ -23,6 +23,7 @@ from harness_testkit.reference._results import (
     add_usage,
     normalize_usage,
     step_result,
+    usage_of_totals,
 )
 from harness_testkit.reference._session import _turn_options
 from harness_testkit.reference._strip import strip_value, strip_work_dir
@@ -118,6 +119,18 @@ _USAGES = st.builds(
 def test_normalized_usage_is_the_constructors(usage: Usage) -> None:
     _assert_same(normalize_usage(usage), _expected_usage(usage))
     _assert_same(normalize_usage(None), LanguageModelUsage())
+
+
+@given(
+    inputs=st.integers(min_value=-(2**53 - 1), max_value=2**53 - 1),
+    outputs=st.integers(min_value=-(2**53 - 1), max_value=2**53 - 1),
+)
+def test_a_usage_of_totals_only_is_the_constructors(inputs: int, outputs: int) -> None:
+    # What a finish with only token totals is read as, straight from the wire.
+    usage = Usage.model_validate(
+        {"inputTokens": {"total": inputs}, "outputTokens": {"total": outputs}}
+    )
+    _assert_same(usage_of_totals(inputs, outputs), _expected_usage(usage))
 
 
 def test_usages_without_details_share_one_immutable_instance_of_each() -> None:
