@@ -468,4 +468,8 @@ def test_instruction_counts_of_a_short_case_under_callgrind() -> None:
     adapter = count_instructions(case, "adapter")
     agent = count_instructions(case, "agent")
     assert adapter > 10_000  # a turn's parts, emitted and checkpointed
-    assert agent > 2 * adapter  # parsed, translated, forwarded and read back
+    # Parsed, translated, forwarded and read back: the agent's own work per turn. Compared
+    # as a difference: with five turns counted, both counts carry the same fixed cost of
+    # the counted run (about 300k instructions a turn here), which a ratio would not
+    # cancel (the agent's own work is about 580k a turn, eight parts of some 70k).
+    assert agent - adapter > 100_000
