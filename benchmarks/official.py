@@ -7,11 +7,17 @@ versions the oracle uses), installed with ``npm ci`` when ``node_modules`` is mi
 
 Both agents run the scripted adapter of :mod:`benchmarks._scripted` (the Node twin
 receives the very same wire parts as JSON) on an in-memory sandbox. A
-``node --expose-gc bench.mjs`` process serves the official runs of one workload, so its
-JIT stays warm across them as the Python interpreter does; each workload gets a fresh one
+``node --expose-gc bench.mjs`` process serves official runs of one workload, so its JIT
+stays warm across them as the Python interpreter does; no process serves two workloads
 (V8 runs a workload slower after it has optimized its code for others: the short turn
 0.27 ms instead of 0.20 ms after text-heavy and tool-heavy, while Python shows no such
-history), so the official agent is measured at its best. Before the rounds of a
+history), so the official agent is measured at its best. Each workload's rounds are
+split over several fresh processes, one after another (three; two with ``--quick``):
+warmed the same way, two Node processes of the same build settle on times up to 12%
+apart on short turns (0.226 against 0.252 ms, run side by side), so a single process
+made the published ratio depend on which plateau it happened to reach. The official
+figures are medians over all rounds of all processes; the row keeps each process's
+median (``official_cpu_ms_per_turn_by_process``). Before the rounds of a
 workload, each side runs until its time per turn stops falling
 (:func:`benchmarks._measure.warm_until_steady`: V8 takes tens of runs to reach its
 plateau, and a single warm-up round measured its warm-up, inflating Python's lead by up
@@ -104,6 +110,8 @@ SPEEDUP_TARGETS = {
     "sessions-100": 2.0,
     "sessions-1000": 2.0,
 }
+#: Fresh Node processes per workload, one after another, that share its rounds.
+OFFICIAL_PROCESSES = 3
 #: Trio may cost at most this much more CPU time than asyncio.
 TRIO_LIMIT = 1.15
 NODE_MAJOR = 20
@@ -290,10 +298,15 @@ def _warmup_note(workload: str, warmups: dict[str, WarmUp]) -> str:
         for name, warmup in warmups.items()
     ]
     note = f"{workload} warm-up: " + ", ".join(parts)
-    if not warmups["official"].steady:
+    unsteady = [
+        name
+        for name, warmup in warmups.items()
+        if name.startswith("official") and not warmup.steady
+    ]
+    if unsteady:
         note += (
-            "; the official agent had not reached a steady time: its speed-up over "
-            "Python is overstated"
+            f"; the official agent had not reached a steady time ({', '.join(unsteady)}): its "
+            "speed-up over Python is overstated"
         )
     return note
 
@@ -381,7 +394,8 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
     """Run the official comparison.
 
     Args:
-        quick: Three rounds instead of nine.
+        quick: Four rounds over two Node processes instead of nine over three, and
+            shorter warm-ups.
         scale: Multiplies every workload's size, turns and sessions (a smoke run; the
             published ratios are at scale 1).
 
@@ -421,31 +435,29 @@ def measure(quick: bool, scale: float = 1.0) -> Section:
         return section
     ensure_installed()
     # Nine rounds: on a shared 2-core machine single rounds of the same build vary by a
-    # factor of two, and the median of five moved by 15% between runs.
-    rounds = 3 if quick else 9
+    # factor of two, and the median of five moved by 15% between runs. They are split
+    # over fresh Node processes (the module's docstring says why).
+    processes = 2 if quick else OFFICIAL_PROCESSES
+    rounds_per_process = 2 if quick else 3
     uvloop = importlib.util.find_spec("uvloop") is not None
     if not uvloop:
         section.notes.append(
             "uvloop is not installed: `pip install uvloop` adds the Python agent on uvloop's "
             "event loop (for information; the targets are on the standard asyncio loop)"
         )
-    for index, workload in enumerate(WORKLOADS):
-        # A fresh Node process per workload (see the module's docstring): the official
-        # agent is measured at its best.
-        with OfficialServer() as server:
-            if index == 0:  # (asked of the first workload's process: no process of its own)
-                versions = server.request({"op": "versions"})
-                section.notes.append(
-                    f"official: @ai-sdk/harness {versions.get('harness')} on Node "
-                    f"{versions.get('node')}; {rounds} rounds (ABBA order) after each side "
-                    "was warmed to a steady time; a fresh Node process per workload"
-                    + (
-                        f"; workloads scaled by {scale:g} (not the published sizes)"
-                        if scale != 1
-                        else ""
-                    )
-                )
-            _measure_workload(section, server, workload.scaled(scale), rounds, quick, uvloop)
+    with OfficialServer() as server:
+        versions = server.request({"op": "versions"})
+    section.notes.append(
+        f"official: @ai-sdk/harness {versions.get('harness')} on Node "
+        f"{versions.get('node')}; {processes * rounds_per_process} rounds (ABBA order) after "
+        f"each side was warmed to a steady time, split over {processes} fresh Node processes "
+        f"per workload ({rounds_per_process} rounds each)"
+        + (f"; workloads scaled by {scale:g} (not the published sizes)" if scale != 1 else "")
+    )
+    for workload in WORKLOADS:
+        _measure_workload(
+            section, workload.scaled(scale), processes, rounds_per_process, quick, uvloop
+        )
     section.seconds = time.perf_counter() - started
     return section
 
@@ -485,36 +497,60 @@ def _add_trio_floor(
 
 def _measure_workload(
     section: Section,
-    server: OfficialServer,
     workload: Workload,
-    rounds: int,
+    processes: int,
+    rounds_per_process: int,
     quick: bool,
     uvloop: bool,
 ) -> None:
-    """Warm each side, run the interleaved rounds of one workload, add its row and targets."""
+    """Warm each side, run the interleaved rounds of one workload (``rounds_per_process``
+    in each of ``processes`` fresh Node processes, one after another), add its row and
+    targets."""
     turn = workload.parts()
-    server.request({"op": "load", "name": workload.name, "turn": turn})
-    fresh_rss = _fresh_rss_mib(server, workload) if workload.sessions > 1 else None
-    variants: list[tuple[str, Callable[[], Sample]]] = [
+    python_sides: list[tuple[str, Callable[[], Sample]]] = [
         ("asyncio", functools.partial(run_python, workload, turn=turn)),
         ("trio", functools.partial(run_python, workload, backend="trio", turn=turn)),
-        ("official", functools.partial(server.run, workload)),
     ]
     if uvloop:
-        variants.append(
+        python_sides.append(
             ("uvloop", functools.partial(run_python, workload, turn=turn, use_uvloop=True))
         )
-    variants.append(("floor", functools.partial(run_python, workload, mode="floor", turn=turn)))
-    variants.append(
+    python_sides.append(("floor", functools.partial(run_python, workload, mode="floor", turn=turn)))
+    python_sides.append(
         (
             "trio_floor",
             functools.partial(run_python, workload, mode="floor", backend="trio", turn=turn),
         )
     )
-    # Each side warmed until its time per turn stops falling (V8's JIT takes tens
-    # of runs; one warm-up round measured its warm-up), then interleaved rounds.
-    warmups = {name: warm_until_steady(run, max_runs=20 if quick else 80) for name, run in variants}
-    samples = interleave_sync(rounds, variants)
+    max_runs = 20 if quick else 80
+    # Each side warmed until its time per turn stops falling (V8's JIT takes tens of
+    # runs; one warm-up round measured its warm-up), then interleaved rounds. Python's
+    # sides are warmed once; every Node process is warmed before its rounds.
+    warmups = {name: warm_until_steady(run, max_runs=max_runs) for name, run in python_sides}
+    samples: dict[str, list[Sample]] = {"official": [], **{name: [] for name, _ in python_sides}}
+    pids: list[int] = []
+    by_process: list[float] = []
+    fresh_rss: tuple[float, float] | None = None
+    for number in range(processes):
+        with OfficialServer() as server:
+            server.request({"op": "load", "name": workload.name, "turn": turn})
+            pids.append(server.pid)
+            if number == 0 and workload.sessions > 1:
+                fresh_rss = _fresh_rss_mib(server, workload)
+            official_run: Callable[[], Sample] = functools.partial(server.run, workload)
+            warmups["official" if number == 0 else f"official {number + 1}"] = warm_until_steady(
+                official_run, max_runs=max_runs
+            )
+            # (the official agent third, as it always ran: ABBA keeps the order fair)
+            variants: list[tuple[str, Callable[[], Sample]]] = [
+                *python_sides[:2],
+                ("official", official_run),
+                *python_sides[2:],
+            ]
+            got = interleave_sync(rounds_per_process, variants)
+        for name, runs in got.items():
+            samples[name].extend(runs)
+        by_process.append(_per_turn(got["official"], cpu=True))
     python, trio, official = samples["asyncio"], samples["trio"], samples["official"]
     speedups_cpu = _paired(official, python, cpu=True)
     speedup_cpu = median(speedups_cpu)
@@ -523,7 +559,7 @@ def _measure_workload(
         "harness_parts_per_turn": len(turn),
         "turns": workload.turns,
         "sessions": workload.sessions,
-        "rounds": rounds,
+        "rounds": processes * rounds_per_process,
         "python_consumer_parts_per_turn": python[0].parts / python[0].turns,
         "official_consumer_parts_per_turn": official[0].parts / official[0].turns,
         "python_cpu_ms_per_turn": _per_turn(python, cpu=True),
@@ -537,7 +573,8 @@ def _measure_workload(
         "speedup_cpu_samples": speedups_cpu,
         "speedup_cpu_range": _range(speedups_cpu),
         "warmup": {name: asdict(warmup) for name, warmup in warmups.items()},
-        "official_pid": server.pid,
+        "official_pids": pids,
+        "official_cpu_ms_per_turn_by_process": by_process,
     }
     # The informational sides: uvloop's loop (when installed) and the hand-off floor
     # (whose speed-up over the official agent is the ceiling any agent could reach).
@@ -563,6 +600,11 @@ def _measure_workload(
             f"{row['official_consumer_parts_per_turn']:g}); the runs are not like for like"
         )
     section.notes.append(_warmup_note(workload.name, warmups))
+    if len(by_process) > 1:
+        section.notes.append(
+            f"{workload.name}: the official agent's CPU ms/turn by Node process (medians of "
+            "its rounds): " + ", ".join(f"{ms:.4g}" for ms in by_process)
+        )
     section.targets.append(
         Target(
             id=f"official.speedup.{workload.name}",

@@ -236,8 +236,21 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
         "sessions-100",
         "sessions-1000",
     ]
-    # each workload's official runs in a Node process of its own (V8 carries history)
-    assert len({row["official_pid"] for row in section["rows"]}) == len(section["rows"])
+    # each workload's official rounds ran in fresh Node processes of its own (V8 carries
+    # history), two with --quick, one after another, two rounds each
+    pids = [pid for row in section["rows"] for pid in row["official_pids"]]
+    assert len(set(pids)) == len(pids) == 2 * len(section["rows"])
+    for row in section["rows"]:
+        assert row["rounds"] == 4
+        assert len(row["speedup_cpu_samples"]) == 4
+        by_process = row["official_cpu_ms_per_turn_by_process"]
+        assert len(by_process) == 2
+        assert all(_positive(ms) for ms in by_process)
+        assert min(by_process) <= row["official_cpu_ms_per_turn"] <= max(by_process)
+        assert any(
+            note.startswith(f"{row['workload']}: the official agent's CPU ms/turn by Node process")
+            for note in section["notes"]
+        )
     for row in section["rows"]:
         # identical wire parts in, identical consumer part counts out
         assert row["python_consumer_parts_per_turn"] == row["official_consumer_parts_per_turn"]
@@ -247,9 +260,14 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
     uvloop = importlib.util.find_spec("uvloop") is not None
     for row in section["rows"]:
         # every side warmed before the rounds, and the notes say how
-        assert set(row["warmup"]) == {"asyncio", "trio", "official", "floor", "trio_floor"} | (
-            {"uvloop"} if uvloop else set()
-        )
+        assert set(row["warmup"]) == {
+            "asyncio",
+            "trio",
+            "official",
+            "official 2",
+            "floor",
+            "trio_floor",
+        } | ({"uvloop"} if uvloop else set())
         assert all(warmup["runs"] >= 2 for warmup in row["warmup"].values())
         assert any(note.startswith(f"{row['workload']} warm-up: ") for note in section["notes"])
         if uvloop:  # the fourth side, for information
