@@ -33,6 +33,9 @@ import os, socket, sys
 path = sys.argv[sys.argv.index("--host") + 1].removeprefix("unix://")
 with open(os.environ["FAKE_DOCKERD_PIDS"], "a") as pids:
     pids.write(f"{{os.getpid()}}\\n")
+if os.environ.get("FAKE_DOCKERD_SILENT"):  # an engine that never answers
+    import time
+    time.sleep(300)
 if os.environ.get("FAKE_DOCKERD_IGNORE_TERM"):
     import signal
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -152,6 +155,21 @@ def test_docker_up_records_nothing_when_an_engine_already_answers(
     assert not other_pid_file.exists()
     assert _run(DOCKER_DOWN, str(other_pid_file)).returncode == 0
     assert _running(int(ours))
+
+
+def test_an_engine_that_never_answers_is_recorded_so_docker_down_stops_it(
+    fake_engine: dict[str, str],
+) -> None:
+    env = {**fake_engine, "FAKE_DOCKERD_SILENT": "1", "HARNESS_TESTKIT_DOCKERD_WAIT": "1"}
+    started = _run(DOCKER_UP, env=env)
+    assert started.returncode == 1
+    assert "did not answer" in started.stderr
+    pid_file = Path(env["HARNESS_TESTKIT_DOCKERD_PIDFILE"])
+    pid = int(pid_file.read_text())
+    assert _running(pid)
+
+    assert _run(DOCKER_DOWN, str(pid_file), env=env).returncode == 0
+    assert _wait_stopped(pid)
 
 
 def test_docker_down_kills_an_engine_that_ignores_sigterm(
