@@ -69,8 +69,8 @@ def _reap(pid: int) -> None:
 
 @pytest.fixture
 def fake_engine(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """The environment that makes docker-up start the fake dockerd on a socket in
-    ``tmp_path``; whatever it started is killed afterwards."""
+    """The environment that makes docker-up start the fake dockerd on a socket of its own
+    (its log and pid files in ``tmp_path``); whatever it started is killed afterwards."""
     if not any(Path(path).exists() for path in ("/bin/busybox", "/usr/bin/busybox")):
         # (docker-up would install docker.io and busybox-static with apt-get first)
         pytest.skip("busybox is not installed: docker-up would run apt-get")
