@@ -64,10 +64,9 @@ class _Built(Generic[M]):
     the instances: a set is a tracked object the garbage collector would otherwise visit
     once per part for as long as the part lives)."""
 
-    __slots__ = ("defaults", "fields", "model", "new")
+    __slots__ = ("defaults", "fields", "new")
 
     def __init__(self, model: type[M], *names: str) -> None:
-        self.model = model
         #: ``model.from_trusted``, bound once (a lookup on a pydantic model class costs
         #: about a thousand instructions, see ``WireModel.from_trusted``).
         self.new: Callable[[dict[str, Any], set[str]], M] = model.from_trusted

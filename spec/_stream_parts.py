@@ -554,10 +554,9 @@ class _Tokens:
     """How the fast path builds one token count model: its fields by wire name, each with
     its bit in a mask of the fields given, and the fields set of each mask (shared)."""
 
-    __slots__ = ("fields", "model", "names", "new", "sets", "template")
+    __slots__ = ("fields", "names", "new", "sets", "template")
 
     def __init__(self, model: type[WireModel], names: dict[str, str]) -> None:
-        self.model = model
         self.new = model.from_trusted  # (bound once: see WireModel.from_trusted)
         self.names = tuple(names.values())
         self.fields = {wire: (name, 1 << index) for index, (wire, name) in enumerate(names.items())}
@@ -686,10 +685,9 @@ class _FlatShape:
     shared by every part of a shape: a set is a tracked object the garbage collector
     visits for as long as the part lives; at most one per combination of the fields)."""
 
-    __slots__ = ("fields", "model", "names", "new", "required", "sets", "template")
+    __slots__ = ("fields", "names", "new", "required", "sets", "template")
 
     def __init__(self, model: type[WireModel], fields: _Flat) -> None:
-        self.model = model
         self.new = model.from_trusted  # (bound once: see WireModel.from_trusted)
         self.names = tuple(model.model_fields)
         bits = {name: 1 << index for index, name in enumerate(self.names)}
