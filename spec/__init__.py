@@ -48,6 +48,7 @@ from ._errors import HarnessSessionStateError as HarnessSessionStateError
 from ._errors import HarnessTurnError as HarnessTurnError
 from ._errors import HarnessUsageError as HarnessUsageError
 from ._errors import InvalidLifecycleStateError as InvalidLifecycleStateError
+from ._errors import MissingExtraError as MissingExtraError
 from ._errors import NoSuchToolError as NoSuchToolError
 from ._errors import SandboxAbortedError as SandboxAbortedError
 from ._errors import SandboxError as SandboxError
@@ -223,6 +224,7 @@ __all__ = [
     "JsonResponseFormat",
     "LanguageModelUsage",
     "LifecycleState",
+    "MissingExtraError",
     "NetworkSandboxSession",
     "NoSuchToolError",
     "OnFirstCreate",

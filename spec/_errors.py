@@ -17,6 +17,7 @@ Every exception the kit raises on purpose is one of these::
           +-- SandboxTimeoutError              (a command outlived its timeout; a TimeoutError)
           +-- SandboxAbortedError              (a command was aborted by its caller)
           +-- SandboxUnavailableError          (the provider cannot run here, e.g. no engine)
+     +-- MissingExtraError                     (an optional extra is not installed; an ImportError)
 
 The ``name`` attribute of each error is the name a TypeScript peer uses; messages that
 the specification quotes are reproduced exactly.
@@ -34,6 +35,7 @@ __all__ = [
     "HarnessTurnError",
     "HarnessUsageError",
     "InvalidLifecycleStateError",
+    "MissingExtraError",
     "NoSuchToolError",
     "SandboxAbortedError",
     "SandboxError",
@@ -230,6 +232,33 @@ class SandboxUnavailableError(SandboxError):
     """The sandbox provider cannot run in this environment (for example no Docker engine)."""
 
     name = "SandboxUnavailableError"
+
+
+class MissingExtraError(ImportError):
+    """A feature needs an optional extra of the distribution that is not installed.
+
+    The message is one sentence naming the feature, the extra and the command that
+    installs it; the console script prints it and exits 2 (a set-up error, never a
+    traceback). An ``ImportError``, so code that guards an optional import keeps working.
+
+    Args:
+        feature: What needs the extra, for example ``"The scripted model endpoint"``.
+        extra: The extra's name in ``pyproject.toml``, for example ``"model-endpoint"``.
+        missing: The module that could not be imported, if known.
+    """
+
+    name = "MissingExtraError"
+
+    def __init__(self, feature: str, extra: str, *, missing: str | None = None) -> None:
+        self.feature = feature
+        self.extra = extra
+        self.missing = missing
+        because = f" ({missing} is not installed)" if missing else ""
+        self.message = (
+            f"{feature} needs the `{extra}` extra{because}: "
+            f"pip install 'harness-testkit[{extra}]'"
+        )
+        super().__init__(self.message, name=missing)
 
 
 _REVIEWED_NAMES = frozenset(
