@@ -182,6 +182,12 @@ _SELECTION_OPTIONS: list[Callable[[Any], Any]] = [
     help="YAML/JSON capability declaration (else the factory's `capabilities`).",
 )
 @click.option(
+    "--settings",
+    "settings_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSON settings for a Node adapter's factory (npm:NAME@VERSION or PATH#EXPORT).",
+)
+@click.option(
     "--expectations",
     "expectations_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -247,6 +253,7 @@ def check(
     seed: int,
     backend: str,
     capabilities_path: Path | None,
+    settings_path: Path | None,
     expectations_path: Path | None,
     require_tier: str | None,
     baseline_path: Path | None,
@@ -265,7 +272,11 @@ def check(
     html_path: Path | None,
     bundle_dir: Path,
 ) -> None:
-    """Check ADAPTER (package.module:factory) against harness-v1.
+    """Check ADAPTER against harness-v1.
+
+    ADAPTER is a Python factory (package.module:factory), an npm package at an exact
+    version (npm:@ai-sdk/harness-pi@1.0.123, run through the Node adapter host) or a local
+    Node adapter (./my-adapter#createMyHarness).
 
     Exit 0 only when every MUST that applies was verified and holds; 1 when one fails
     (or a check errs, or a MUST the gate requires stays unverified); 2 on a usage or
@@ -302,10 +313,9 @@ def check(
             targets = self_targets()
         else:
             assert adapter is not None
-            try:
-                targets = [load_target(adapter, _load_capabilities(capabilities_path))]
-            except ValueError as error:
-                raise _SetupError(str(error)) from None
+            targets = [
+                _load_any_target(adapter, _load_capabilities(capabilities_path), settings_path)
+            ]
         for target in targets:
             _probe_factory(target)
     except (_SetupError, SelectionError) as error:
@@ -341,6 +351,7 @@ def check(
             sys.exit(code)
     except Exception as error:
         _internal_exit(error, verbose)
+    _close_node_hosts()
     outcome = verdict(reports, gate)
     documents = RunDocuments(reports=tuple(reports), verdict=outcome)
     try:
@@ -355,6 +366,13 @@ def check(
     if code is None:
         code = EXIT_CONFORMANT if outcome.ok else EXIT_NONCONFORMANT
     sys.exit(code)
+
+
+def _close_node_hosts() -> None:
+    """End the Node adapter hosts of the run (and what they started), if it had any."""
+    node = sys.modules.get("harness_testkit.adapters.node")
+    if node is not None:
+        node.close_hosts()
 
 
 def _slug(name: str) -> str:
@@ -449,7 +467,40 @@ def _replay_target(
             f"the bundle names adapter {name!r}; replay imports it only when you pass "
             f"--adapter {name} (or --allow-adapter {name})"
         )
+    return _load_any_target(name, capabilities, None)
+
+
+def _load_any_target(
+    spec: str, capabilities: AdapterCapabilities | None, settings_path: Path | None
+) -> AdapterTarget:
+    """A Python factory, or a Node adapter through the adapter host (set-up errors: exit 2)."""
+    from harness_testkit.spec import HostProtocolError, HostSetupError, MissingExtraError
+
+    node = spec.startswith("npm:") or _looks_like_node_path(spec)
+    if not node:
+        if settings_path is not None:
+            raise _SetupError("--settings applies to Node adapters only (npm:... or PATH#EXPORT)")
+        try:
+            return load_target(spec, capabilities)
+        except ValueError as error:
+            raise _SetupError(str(error)) from None
     try:
-        return load_target(name, capabilities)
-    except ValueError as error:
-        raise _SetupError(str(error)) from None
+        from harness_testkit.adapters.node import load_node_target, read_settings
+    except ImportError as error:
+        raise _SetupError(
+            str(MissingExtraError("Checking a Node adapter", "node", missing=error.name))
+        ) from None
+    try:
+        settings = read_settings(settings_path) if settings_path is not None else None
+        return load_node_target(spec, settings=settings, capabilities=capabilities)
+    except (HostSetupError, HostProtocolError) as error:
+        raise _SetupError(f"{spec}: {error}") from None
+
+
+def _looks_like_node_path(spec: str) -> bool:
+    head = spec.split("#", 1)[0]
+    if head.endswith((".js", ".mjs", ".cjs")):
+        return True
+    return ("#" in spec or head.startswith(("./", "../", "/", "~"))) and Path(
+        head
+    ).expanduser().exists()

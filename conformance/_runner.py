@@ -23,7 +23,7 @@ import anyio
 from harness_testkit import __version__
 from harness_testkit._inputs import InputError, bounded_copy, read_structured
 from harness_testkit._processes import pid_exited
-from harness_testkit.spec import InvalidLifecycleStateError
+from harness_testkit.spec import HostProtocolError, InvalidLifecycleStateError
 
 from ._adapter_checks.registry import REGISTRY, ordered_checks
 from ._capabilities import resolve_capabilities
@@ -226,6 +226,9 @@ def classify(error: BaseException) -> tuple[str, str | None, str]:
         chain: BaseException | None = item
         depth = 0
         while chain is not None and depth < 20:
+            if isinstance(chain, HostProtocolError):
+                # An adapter host broke the host protocol: the rule it broke is the failure.
+                return "fail", chain.requirement, str(chain)
             for kind, requirement, why in COVERED_EXCEPTIONS:
                 if isinstance(chain, kind):
                     return "fail", requirement, f"[{requirement}] {why}: {chain}"

@@ -356,7 +356,15 @@ class LocalSandboxSessionBase(SessionBase[_SessionResource, LocalSandboxProcess]
             if working_directory is None
             else await self._confined(self._resource.confined.directory, working_directory)
         )
-        base = dict(self._resource.base_env if self._resource.base_env is not None else os.environ)
+        if self._resource.base_env is not None:
+            base = dict(self._resource.base_env)
+        else:
+            base = dict(os.environ)
+            # The file API reaches only the session root, so HOME is in it too: what a
+            # command writes under $HOME can be read back through the session.
+            home = self._resource.root / SESSION_HOME
+            await anyio.to_thread.run_sync(lambda: home.mkdir(exist_ok=True))
+            base["HOME"] = str(home)
         # The host's PWD names the host's directory; shells trust a matching PWD.
         base["PWD"] = cwd
         process_token = uuid.uuid4().hex[:16]
@@ -440,6 +448,11 @@ class LocalSandboxSession(
             await anyio.to_thread.run_sync(_remove_tree, root)
 
 
+#: The folder inside a session root that is ``$HOME`` for its commands (unless the
+#: provider was given a ``base_env``, or a command's ``env`` sets ``HOME``).
+SESSION_HOME = ".home"
+
+
 class LocalSandboxProvider:
     """Creates local sandbox sessions: directories under ``root_dir`` plus host processes.
 
@@ -450,7 +463,9 @@ class LocalSandboxProvider:
             (default: :func:`default_local_base_dir`). Tests pass
             ``tmp_path``.
         base_env: The environment commands start from (default: ``os.environ`` at the
-            time of each call); a command's ``env`` merges over it.
+            time of each call, with ``HOME`` set to the session root's ``.home`` folder,
+            so files written under ``$HOME`` are inside the root the file API reaches);
+            a command's ``env`` merges over it.
         shell: The shell invocation, the command is appended (default ``bash -c``, or
             ``/bin/sh -c`` when bash is missing).
         lock_timeout: Longest wait, in seconds, for another process that is baking the

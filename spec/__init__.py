@@ -57,6 +57,16 @@ from ._errors import SandboxTimeoutError as SandboxTimeoutError
 from ._errors import SandboxUnavailableError as SandboxUnavailableError
 from ._errors import ToolContextValidationError as ToolContextValidationError
 from ._errors import get_harness_error_message as get_harness_error_message
+from ._host_protocol import HOST_PROTOCOL_VERSION as HOST_PROTOCOL_VERSION
+from ._host_protocol import HOST_TO_KIT_METHODS as HOST_TO_KIT_METHODS
+from ._host_protocol import KIT_TO_HOST_METHODS as KIT_TO_HOST_METHODS
+from ._host_protocol import HostAdapterError as HostAdapterError
+from ._host_protocol import HostDescription as HostDescription
+from ._host_protocol import HostErrorData as HostErrorData
+from ._host_protocol import HostProtocolError as HostProtocolError
+from ._host_protocol import HostSetupError as HostSetupError
+from ._host_protocol import host_protocol_schema as host_protocol_schema
+from ._host_protocol import parse_host_message as parse_host_message
 from ._json import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
 from ._json import JSONValue as JSONValue
 from ._json import find_non_json as find_non_json
@@ -161,6 +171,9 @@ __all__ = [
     "BOOTSTRAP_SCHEMA_VERSION",
     "BUILTIN_TOOL_NAMES",
     "CONSUMER_PART_TYPES",
+    "HOST_PROTOCOL_VERSION",
+    "HOST_TO_KIT_METHODS",
+    "KIT_TO_HOST_METHODS",
     "MAX_PART_DEPTH",
     "MAX_SAFE_INTEGER",
     "PERMISSION_MODES",
@@ -217,6 +230,11 @@ __all__ = [
     "HarnessSessionStateError",
     "HarnessTurnError",
     "HarnessUsageError",
+    "HostAdapterError",
+    "HostDescription",
+    "HostErrorData",
+    "HostProtocolError",
+    "HostSetupError",
     "InputTokenDetails",
     "InputTokens",
     "InvalidLifecycleStateError",
@@ -292,12 +310,14 @@ __all__ = [
     "common_tool",
     "find_non_json",
     "get_harness_error_message",
+    "host_protocol_schema",
     "inactive_tool_reason",
     "is_builtin_tool_included",
     "is_json_value",
     "load_requirements",
     "load_yaml",
     "parse_consumer_part",
+    "parse_host_message",
     "parse_lifecycle_state",
     "parse_stream_part",
     "requires_approval",

@@ -74,6 +74,7 @@ AREAS: Final[tuple[str, ...]] = (
     "SANDBOX",
     "BOOTSTRAP",
     "DECISION",
+    "HOST",
 )
 """The documented area codes, in catalogue order (the order of the notes' sections)."""
 

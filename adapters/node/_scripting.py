@@ -1,0 +1,161 @@
+"""The scripting extension for a Node adapter: the kit's script, served as its model.
+
+Each session gets a :class:`~harness_testkit.model_endpoint.ModelEndpoint` on
+``127.0.0.1`` serving the kit's script, converted with ``from_kit_script``: built-ins
+by the native names the adapter declared, host tools by their own names. A runtime's
+agent loop asks its model again after every reply that calls tools and ends the turn at a
+reply that calls none, so the served script is the script as such a runtime can live it
+(:func:`runtime_script`). Events of the fake runtime that no model reply can cause (raw
+parts, opaque file changes, faults) are left out; checks that need them fail, and the
+target declares them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from harness_testkit.fake_harness import (
+    BuiltinCallAction,
+    DelayAction,
+    ErrorAction,
+    FileMutationAction,
+    HostToolCallAction,
+    McpCallAction,
+    RawAction,
+    Script,
+    ScriptStep,
+    WaitForUserMessageAction,
+)
+from harness_testkit.spec import BuiltinTool
+
+if TYPE_CHECKING:
+    from harness_testkit.model_endpoint import EndpointScript, ModelEndpoint
+
+__all__ = ["ScriptedEndpoint", "runtime_script"]
+
+#: The endpoint's longest pause (seconds): a wait without a timeout becomes this delay.
+_LONGEST_PAUSE = 600.0
+_CALLS = (BuiltinCallAction, HostToolCallAction, McpCallAction)
+
+Protocol = Literal["anthropic", "openai-responses", "openai-chat"]
+
+
+def _requested(steps: list[ScriptStep]) -> list[ScriptStep]:
+    """The steps a model-driven loop asks for: up to the first reply without tool calls.
+
+    Kept whole where that cannot be known from here: a conditional step (it may be
+    skipped) or a scripted error (the runtime may retry the request).
+    """
+    for index, step in enumerate(steps):
+        if step.when is not None or any(isinstance(a, ErrorAction) for a in step.actions):
+            return steps
+        if not any(isinstance(a, _CALLS) for a in step.actions):
+            return steps[: index + 1]
+    return steps
+
+
+def runtime_script(script: Script) -> Script:
+    """``script`` as a runtime driven by a model endpoint can live it.
+
+    A wait for a mid-turn user message becomes a delay of its timeout (at most 600 s); a
+    turn's last step that calls tools gets an empty closing reply (the runtime sends the
+    results back and the model has to end the turn); steps after the reply that ends the
+    turn are left out (served, they would answer the next turn); raw parts, opaque file
+    changes and faults are left out.
+    """
+    turns = []
+    for turn in script.turns:
+        steps = []
+        for step in turn.steps:
+            actions = [
+                DelayAction(
+                    seconds=_LONGEST_PAUSE
+                    if action.timeout is None
+                    else min(action.timeout, _LONGEST_PAUSE)
+                )
+                if isinstance(action, WaitForUserMessageAction)
+                else action
+                for action in step.actions
+                if not isinstance(action, RawAction | FileMutationAction)
+            ]
+            if actions or not step.actions:
+                steps.append(step.model_copy(update={"actions": actions}))
+        if not steps:
+            steps.append(ScriptStep())
+        steps = _requested(steps)
+        if any(isinstance(a, _CALLS) for a in steps[-1].actions):
+            steps.append(ScriptStep())
+        turns.append(turn.model_copy(update={"steps": steps, "faults": []}))
+    return script.model_copy(update={"turns": turns, "faults": []})
+
+
+def _from_reply(script: EndpointScript, offset: int) -> EndpointScript:
+    """``script`` as if its first ``offset`` replies had been served already."""
+    replies = list(script.replies)
+    repeat_from = script.repeat_from
+    if offset <= 0 or not replies:
+        return script
+    if offset >= len(replies):
+        if repeat_from is None:
+            return script.model_copy(update={"replies": [], "repeat_from": None})
+        offset = repeat_from + (offset - len(replies)) % (len(replies) - repeat_from)
+    if repeat_from is not None:
+        repeat_from = max(repeat_from - offset, 0)
+    return script.model_copy(update={"replies": replies[offset:], "repeat_from": repeat_from})
+
+
+class ScriptedEndpoint:
+    """A running model endpoint serving a kit script to one session."""
+
+    def __init__(self, endpoint: ModelEndpoint, offset: int) -> None:
+        self._endpoint = endpoint
+        self._offset = offset
+
+    @classmethod
+    async def open(
+        cls,
+        script: Script,
+        *,
+        builtin_tools: Mapping[str, BuiltinTool],
+        work_dir: str,
+        offset: int = 0,
+        protocol: Protocol = "anthropic",
+    ) -> ScriptedEndpoint:
+        """Convert ``script`` and serve it on ``127.0.0.1`` from reply ``offset`` on."""
+        from harness_testkit.model_endpoint import ModelEndpoint, from_kit_script
+
+        del protocol  # one endpoint answers every protocol; the wiring picks the URL
+        native = {key: tool.native_name for key, tool in builtin_tools.items() if tool.native_name}
+        converted = from_kit_script(
+            runtime_script(script),
+            tool_names=native,
+            workdir=work_dir,
+            # Runtimes resolve relative paths against the session work dir, so the
+            # model's inputs stay the script's (ADAPTER-057).
+            absolute_paths=False,
+        )
+        endpoint = ModelEndpoint(_from_reply(converted, offset))
+        await anyio.to_thread.run_sync(endpoint.start)
+        return cls(endpoint, offset)
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint's base URL (Anthropic clients as is; OpenAI clients add ``/v1``)."""
+        return self._endpoint.base_url
+
+    def next_reply(self) -> int:
+        """Index (in the whole converted script) of the reply the next request gets."""
+        served = [r.reply_index for r in self._endpoint.requests if r.reply_index is not None]
+        return self._offset + (served[-1] + 1 if served else 0)
+
+    def errors(self) -> list[Any]:
+        """Requests the script did not foresee (answered with an endpoint error)."""
+        return list(self._endpoint.errors)
+
+    async def close(self) -> None:
+        """Stop serving."""
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._endpoint.stop)
