@@ -598,7 +598,8 @@ def host_protocol_schema() -> dict[str, Any]:
     def ref(model: type[BaseModel] | None) -> dict[str, str] | None:
         if model is None:
             return None
-        return refs[(model, "serialization")]  # type: ignore[return-value]
+        found: dict[str, str] = dict(refs[(model, "serialization")])
+        return found
 
     methods: dict[str, Any] = {}
     for direction, table in (

@@ -1,4 +1,5 @@
-"""Export the contract's JSON Schemas (stream parts, consumer parts, states, tool specs).
+"""Export the contract's JSON Schemas (stream parts, consumer parts, states, tool specs,
+the adapter host protocol).
 
 The exported files are committed under ``spec/schemas/`` so implementations in other
 languages can load them; a test fails when they are stale
@@ -15,6 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from ._consumer_parts import ConsumerPart
+from ._host_protocol import host_protocol_schema
 from ._lifecycle import ContinueTurnState, LifecycleState, ResumeSessionState
 from ._response_format import ResponseFormat
 from ._skills import Skill
@@ -44,8 +46,13 @@ SCHEMA_TARGETS: Mapping[str, Any] = {
 def render_schemas() -> dict[str, str]:
     """Return file name -> JSON text of every exported schema (wire names, stable order)."""
     rendered: dict[str, str] = {}
-    for name, target in SCHEMA_TARGETS.items():
-        schema = TypeAdapter(target).json_schema(by_alias=True, mode="serialization")
+    documents: dict[str, Any] = {
+        name: TypeAdapter(target).json_schema(by_alias=True, mode="serialization")
+        for name, target in SCHEMA_TARGETS.items()
+    }
+    # The adapter host protocol is one document of many models (see _host_protocol).
+    documents["host-protocol.schema.json"] = host_protocol_schema()
+    for name, schema in documents.items():
         schema = {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "$comment": _GENERATED_NOTE,

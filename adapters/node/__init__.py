@@ -9,8 +9,8 @@ sandbox, its model is the kit's scripted endpoint on ``127.0.0.1``, and its envi
 is scrubbed. A local adapter works the same way: ``check ./my-adapter#createMyHarness``.
 """
 
+from ._control import NodePromptControl as NodePromptControl
 from ._harness import NodeHarness as NodeHarness
-from ._harness import NodePromptControl as NodePromptControl
 from ._harness import NodeSession as NodeSession
 from ._install import NodeTargetSpec as NodeTargetSpec
 from ._install import cache_dir as cache_dir

@@ -80,7 +80,8 @@ def raise_outcome(outcome: Outcome, method: str, host: HostProcess) -> Any:
     error = outcome.error
     code = error.get("code")
     message = str(error.get("message", ""))
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    raw_data = error.get("data")
+    data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
     name = str(data.get("name", "Error"))
     if code in _PROTOCOL_CODES:
         raise HostProtocolError(
@@ -90,7 +91,9 @@ def raise_outcome(outcome: Outcome, method: str, host: HostProcess) -> Any:
     if name == "AI_HarnessCapabilityUnsupportedError":
         raise HarnessCapabilityUnsupportedError(message, harness_id=data.get("harnessId"))
     if name == "AI_HarnessSandboxAuthenticationError":
-        raise HarnessSandboxAuthenticationError(message)
+        raise HarnessSandboxAuthenticationError(
+            message, sandbox_provider_id=str(data.get("sandboxProviderId", "unknown"))
+        )
     if name == "AI_HarnessError":
         raise HarnessError(message)
     raise HostAdapterError(name, message, data)
@@ -200,7 +203,8 @@ class Port:
         method = frame.get("method")
         params = frame.get("params") or {}
         if method == "emit":
-            self._on_emit(str(params.get("turn")), params.get("part"))
+            part = params.get("part")
+            self._on_emit(str(params.get("turn")), part if isinstance(part, dict) else {})
             return
         if method == "$/broken":
             self._on_emit("", {"$broken": True})

@@ -19,22 +19,18 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from harness_testkit.fake_harness import (
-    ApprovalReceived,
     ApprovalRequested,
     LifecycleEvent,
     ObservationLog,
     Script,
     SessionStarted,
     ToolExecuted,
-    ToolResultReceived,
     TurnStarted,
-    UserMessageReceived,
 )
 from harness_testkit.spec import (
     BuiltinTool,
     ContinueTurnOptions,
     ContinueTurnState,
-    HarnessCapabilityUnsupportedError,
     HarnessSessionStateError,
     HarnessTurnError,
     HostDescription,
@@ -47,13 +43,14 @@ from harness_testkit.spec import (
 )
 
 from ._bridge import Port, call
+from ._control import NodePromptControl, prompt_control
 from ._evidence import SessionTracking
 from ._scripting import ScriptedEndpoint
 
 if TYPE_CHECKING:
     from ._target import NodeAdapterHost
 
-__all__ = ["NodeHarness", "NodePromptControl", "NodeSession"]
+__all__ = ["NodeHarness", "NodeSession", "Turn"]
 
 #: The longest a lifecycle call (start, suspend, detach, stop, destroy, compact) may take.
 CALL_TIMEOUT = 120.0
@@ -226,7 +223,7 @@ def _json_schema_validator(schema: Mapping[str, Any]) -> Any:
 
 
 @dataclass
-class _Turn:
+class Turn:
     index: int
     turn_id: str
     options: ContinueTurnOptions
@@ -254,7 +251,7 @@ class NodeSession:
         self._is_resume = mode != "fresh"
         self._model_id: str | None = None
         self._ended: str | None = None
-        self._turns: dict[str, _Turn] = {}
+        self._turns: dict[str, Turn] = {}
         self._turn_count = 0
         # Calls announced, approvals asked and denied, sandbox operations: per session id
         # for the run, as a turn continued in a new session gets the results of calls an
@@ -359,7 +356,7 @@ class NodeSession:
     ) -> NodePromptControl:
         self._check_live(method)
         self._turn_count += 1
-        turn = _Turn(
+        turn = Turn(
             index=self._turn_count, turn_id=f"{self._handle}-t{self._turn_count}", options=options
         )
         self._turns[turn.turn_id] = turn
@@ -404,9 +401,9 @@ class NodeSession:
         controls = result.get("controls", {}) if isinstance(result, dict) else {}
         if options.abort is not None:
             self._watch_abort(turn, options.abort)
-        return NodePromptControl(self, turn, controls)
+        return prompt_control(self, turn, controls)
 
-    def _watch_abort(self, turn: _Turn, abort: anyio.Event) -> None:
+    def _watch_abort(self, turn: Turn, abort: anyio.Event) -> None:
         from ._bridge import _spawn_detached
 
         async def watch() -> None:
@@ -426,9 +423,9 @@ class NodeSession:
 
     def _on_emit(self, turn_id: str, part: Any) -> None:
         if isinstance(part, dict) and part.get("$broken"):
-            for turn in self._turns.values():
-                if not turn.ended.is_set():
-                    turn.failure = self._host.process.broken
+            for live in self._turns.values():
+                if not live.ended.is_set():
+                    live.failure = self._host.process.broken
             return
         turn = self._turns.get(turn_id)
         if turn is None:
@@ -442,7 +439,7 @@ class NodeSession:
             if turn.failure is None:
                 turn.failure = error
 
-    def _observe_part(self, turn: _Turn, part: dict[str, Any]) -> None:
+    def _observe_part(self, turn: Turn, part: dict[str, Any]) -> None:
         kind = part.get("type")
         if kind == "tool-call" and part.get("providerExecuted") is True:
             name = str(part.get("toolName", ""))
@@ -585,7 +582,7 @@ class NodeSession:
 
     # -- turn control (used by NodePromptControl) -------------------------------------------
 
-    async def submit(self, turn: _Turn, method: str, params: dict[str, Any]) -> None:
+    async def submit(self, turn: Turn, method: str, params: dict[str, Any]) -> None:
         """Send a prompt-control call of ``turn``."""
         await call(
             self._host.process,
@@ -595,7 +592,7 @@ class NodeSession:
             port=self._port,
         )
 
-    async def wait_done(self, turn: _Turn) -> None:
+    async def wait_done(self, turn: Turn) -> None:
         """Wait for the host's ``done`` of ``turn``; raise the turn's error."""
         try:
             await call(
@@ -615,7 +612,7 @@ class NodeSession:
             raise turn.failure
         self._record_end(turn, None)
 
-    def _record_end(self, turn: _Turn, error: BaseException | None) -> None:
+    def _record_end(self, turn: Turn, error: BaseException | None) -> None:
         if error is None:
             event: Literal["finish", "aborted", "failed"] = "finish"
         elif getattr(error, "name", "") == "AbortError":
@@ -649,7 +646,8 @@ class NodeSession:
         state = await self._lifecycle("doSuspendTurn")
         self._remember_cursor()
         self.record(LifecycleEvent(session_id=self.session_id, event="suspend"))
-        return _state(state, "continue-turn")  # type: ignore[return-value]
+        suspended: ContinueTurnState = _state(state, "continue-turn")
+        return suspended
 
     async def do_detach(self) -> ResumeSessionState:
         """Detach in the host; returns its resume state."""
@@ -693,7 +691,8 @@ class NodeSession:
         self.record(LifecycleEvent(session_id=self.session_id, event=event))
         if method == "doDestroy":
             return None
-        return _state(state, "resume-session")
+        resumable: ResumeSessionState | dict[str, Any] = _state(state, "resume-session")
+        return resumable
 
     def _remember_cursor(self) -> None:
         if self._endpoint is not None:
@@ -717,88 +716,6 @@ class NodeSession:
         broken = self._host.process.broken
         if broken is not None:
             raise broken
-
-
-class NodePromptControl:
-    """The prompt control of a turn in the host (implements ``PromptControl``)."""
-
-    def __init__(self, session: NodeSession, turn: _Turn, controls: Mapping[str, Any]) -> None:
-        self._session = session
-        self._turn = turn
-        self._supports_approvals = bool(controls.get("submitToolApproval"))
-        self._supports_messages = bool(controls.get("submitUserMessage"))
-
-    async def submit_tool_result(
-        self,
-        tool_call_id: str,
-        output: JSONValue,
-        is_error: bool = False,
-        tool_result: dict[str, Any] | None = None,
-    ) -> None:
-        """Send a host tool's result to the adapter."""
-        self._session.record(
-            ToolResultReceived(
-                session_id=self._session.session_id,
-                tool_call_id=tool_call_id,
-                output=output,
-                is_error=is_error,
-                tool_result=tool_result,
-            )
-        )
-        params: dict[str, Any] = {"toolCallId": tool_call_id, "output": output, "isError": is_error}
-        if tool_result is not None:
-            params["toolResult"] = tool_result
-        await self._session.submit(self._turn, "submitToolResult", params)
-
-    async def submit_tool_approval(
-        self, approval_id: str, approved: bool, reason: str | None = None
-    ) -> None:
-        """Send an approval decision to the adapter.
-
-        Raises:
-            HarnessCapabilityUnsupportedError: the adapter's control has no
-                ``submitToolApproval``.
-        """
-        if not self._supports_approvals:
-            raise HarnessCapabilityUnsupportedError(
-                f"Harness '{self._session._harness.harness_id}' takes no tool approvals on this turn "
-                "(its prompt control has no submitToolApproval).",
-                harness_id=self._session._harness.harness_id,
-            )
-        self._session.record(
-            ApprovalReceived(
-                session_id=self._session.session_id,
-                approval_id=approval_id,
-                approved=approved,
-                reason=reason,
-            )
-        )
-        if not approved:
-            self._session.deny(approval_id)
-        params: dict[str, Any] = {"approvalId": approval_id, "approved": approved}
-        if reason is not None:
-            params["reason"] = reason
-        await self._session.submit(self._turn, "submitToolApproval", params)
-
-    async def submit_user_message(self, text: str) -> None:
-        """Send a mid-turn user message to the adapter.
-
-        Raises:
-            HarnessCapabilityUnsupportedError: the adapter's control has no
-                ``submitUserMessage``.
-        """
-        if not self._supports_messages:
-            raise HarnessCapabilityUnsupportedError(
-                f"Harness '{self._session._harness.harness_id}' takes no mid-turn user messages "
-                "(its prompt control has no submitUserMessage).",
-                harness_id=self._session._harness.harness_id,
-            )
-        self._session.record(UserMessageReceived(session_id=self._session.session_id, text=text))
-        await self._session.submit(self._turn, "submitUserMessage", {"text": text})
-
-    async def done(self) -> None:
-        """Return when the adapter's ``done`` settles; raise the turn's error."""
-        await self._session.wait_done(self._turn)
 
 
 def _wire(value: Any) -> Any:

@@ -258,6 +258,8 @@ class HostProcess:
                     return
         finally:
             code = self._process.wait()
+            # What the host wrote on stderr as it died is the best clue: read it all first.
+            self._threads[1].join(timeout=2.0)
             if not self._closed:
                 self._break(
                     HostProtocolError(
@@ -376,6 +378,10 @@ class HostProcess:
             self._signal_group(signal.SIGKILL)
         for thread in self._threads:
             thread.join(timeout=2.0)
+        for stream in (self._process.stdout, self._process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def _terminate(self) -> None:
         self._signal_group(signal.SIGTERM)

@@ -72,6 +72,7 @@ def load_node_target(
     profile = profile_for(target.name) if target.kind == "npm" else None
     given = dict(settings or {})
     wiring: EndpointWiring | None = None
+    declared: AdapterCapabilities | None
     expectations = None
     minimum_node: tuple[int, int, int] = (20, 0, 0)
     if profile is not None:

@@ -43,6 +43,8 @@ __all__ = [
 OFFLINE_API_KEY = "harness-testkit-offline"
 #: The longest starting a host may take (Node start-up plus loading the adapter).
 STARTUP_TIMEOUT = 120.0
+#: The endpoint URL adapters are described with (port 9, discard: nothing listens).
+_NO_ENDPOINT = "http://127.0.0.1:9"
 _PLACEHOLDER = re.compile(r"\{\{\s*endpoint\.(baseUrl|apiKey|openaiBaseUrl)\s*\}\}")
 
 
@@ -187,7 +189,11 @@ class NodeAdapterHost:
                 timeout=STARTUP_TIMEOUT,
             )
             self._check_initialized(init)
-            described = process.call("describe", {}, timeout=STARTUP_TIMEOUT)
+            # The adapter object is described as sessions will make it: with the wiring's
+            # settings (the endpoint URL of a closed loopback port: describing never
+            # calls the model).
+            probe = self.wiring.settings(_NO_ENDPOINT) if self.wiring is not None else {}
+            described = process.call("describe", {"settings": probe}, timeout=STARTUP_TIMEOUT)
             self._description = HostDescription.model_validate(described)
         except BaseException:
             self._close_process()
