@@ -94,13 +94,22 @@ def _cut_after(scenario: Mapping[str, Any], whole: Sequence[ConsumerPart]) -> in
 _VOLATILE = ("timestamp", "id")
 
 
-def _normalise(parts: Sequence[ConsumerPart]) -> list[Any]:
-    """Content parts only (framing and synthetic ids removed) for stream comparison."""
+def _normalise(parts: Sequence[ConsumerPart], blocks: dict[str, str] | None = None) -> list[Any]:
+    """Content parts only (framing and synthetic ids removed) for stream comparison.
+
+    Text and reasoning block ids are the adapter's own and need not be the same in two
+    runs (harness-pi draws them at random), so each is renamed by order of first
+    appearance; ``blocks`` carries the names across slices of one run.
+    """
+    names: dict[str, str] = {} if blocks is None else blocks
     out: list[Any] = []
     for part in parts:
         if part.type in ("start", "start-step", "finish-step", "finish", "abort"):
             continue
         wire = to_wire(part)
+        if part.type.startswith(("text-", "reasoning-")) and isinstance(wire.get("id"), str):
+            key = f"{part.type.split('-')[0]}:{wire['id']}"
+            wire["id"] = names.setdefault(key, f"block-{len(names) + 1}")
         call_id = wire.get("toolCallId", "")
         if isinstance(call_id, str) and call_id.startswith(
             ("harness-file-change-", "harness-compaction-")
@@ -185,7 +194,8 @@ async def _split_and_continue(
     resumed = await ctx.create_session(second_agent, session_id="cont-split", continue_from=wire)
     with settles(ctx, "the continued turn"):
         tail = await ctx.collect(await second_agent.continue_stream(session=resumed))
-    combined = _normalise(head) + _normalise(tail)
+    blocks: dict[str, str] = {}
+    combined = _normalise(head, blocks) + _normalise(tail, blocks)
     if ctx.capabilities.continuation == "lossless":
         if combined != whole:
             raise CheckFailed(
