@@ -25,7 +25,7 @@ from harness_testkit._inputs import InputError, bounded_copy, read_structured
 from harness_testkit._processes import pid_exited
 from harness_testkit.spec import InvalidLifecycleStateError
 
-from ._adapter_checks.registry import REGISTRY, ordered_checks
+from ._adapter._registry import REGISTRY, ordered_checks
 from ._capabilities import resolve_capabilities
 from ._checks import Check, CheckFailed, CheckSkipped
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile

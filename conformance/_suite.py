@@ -2,7 +2,7 @@
 
 Subclass it in a test module of your project::
 
-    from harness_testkit.conformance import ConformanceSuite
+    from . import ConformanceSuite
 
     class TestMyAdapter(ConformanceSuite):
         pass
@@ -26,7 +26,7 @@ import pytest
 
 from harness_testkit._pytest_plugin import TARGETS
 
-from ._adapter_checks.registry import ordered_checks
+from ._adapter._registry import ordered_checks
 from ._capabilities import AdapterCapabilities, CapabilityResolution, resolve_capabilities
 from ._checks import Check
 from ._context import AdapterTarget

@@ -12,6 +12,9 @@
   on a line starting ``One idea:``, which one idea needs the length.
 - The agent's turn: its state, machine, effects and translation do no I/O and never
   wait; the turn core's state changes only through its own transition methods.
+- ``conformance`` is a core and three private rooms (``_adapter``, ``_sandbox``, ``_zoo``)
+  of private modules; it imports itself only relatively; rooms import the core, the zoo
+  also the adapter room, and only named core modules import a room.
 - In tests, benchmarks and scripts every ``# type: ignore[code]`` says why (a comment after
   it on its line, or a comment line right above).
 """
@@ -373,3 +376,91 @@ def test_every_type_ignore_outside_the_packages_says_why() -> None:
         "type: ignore without a reason (add '  # why' after it, or narrow the type):\n"
         + "\n".join(offenders)
     )
+
+
+#: ``conformance`` is a core (its top-level modules) and these rooms, each a private
+#: subpackage of private modules.
+CONFORMANCE_ROOMS = ("_adapter", "_sandbox", "_zoo")
+#: Which rooms each room may import at file level (every room may import the core).
+ROOM_DEPENDENCIES: dict[str, set[str]] = {
+    "_adapter": set(),
+    "_sandbox": set(),
+    "_zoo": {"_adapter"},
+}
+#: The core modules that may import a room's modules at file level (the facade re-exports
+#: them; the runner reads the check registry; the context wraps adapters in the recorder).
+CORE_ROOM_IMPORTS: dict[str, set[str]] = {
+    "__init__": {"_adapter", "_sandbox", "_zoo"},
+    "_context": {"_adapter"},
+    "_runner": {"_adapter"},
+    "_cli": {"_adapter"},
+    "_suite": {"_adapter"},
+}
+
+
+def _conformance_files() -> Iterator[Path]:
+    yield from sorted((ROOT / "conformance").rglob("*.py"))
+
+
+def _room_of(path: Path) -> str:
+    """``_adapter`` for ``conformance/_adapter/_grammar.py``; ``""`` for the core."""
+    parts = path.relative_to(ROOT / "conformance").parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def test_conformance_is_a_core_and_its_private_rooms() -> None:
+    folders = sorted(
+        p.name for p in (ROOT / "conformance").iterdir() if p.is_dir() and any(p.glob("*.py"))
+    )
+    assert folders == sorted(CONFORMANCE_ROOMS), f"conformance's rooms: {folders}"
+    public = [
+        path.relative_to(ROOT).as_posix()
+        for path in _conformance_files()
+        if path.name != "__init__.py" and not path.name.startswith("_")
+    ]
+    assert not public, "every conformance module is private (_name.py):\n" + "\n".join(public)
+    prefixed = [
+        path.name
+        for path in (ROOT / "conformance").glob("*.py")
+        if any(path.stem.startswith(f"{room}_") for room in CONFORMANCE_ROOMS)
+    ]
+    assert not prefixed, f"a room's module sits in the core under the room's prefix: {prefixed}"
+
+
+def test_conformance_imports_itself_only_relatively() -> None:
+    offenders = []
+    for path in _conformance_files():
+        for node in ast.walk(_parse(path)):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [
+                f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}: {name}"
+                for name in names
+                if name == "harness_testkit.conformance"
+                or name.startswith("harness_testkit.conformance.")
+            ]
+    assert not offenders, (
+        "inside conformance every import of the package is relative:\n" + "\n".join(offenders)
+    )
+
+
+def test_conformance_rooms_import_only_the_core_and_their_lower_rooms() -> None:
+    offenders = []
+    for path in _conformance_files():
+        room = _room_of(path)
+        if room:
+            allowed = ROOM_DEPENDENCIES[room] | {room}
+        else:
+            allowed = CORE_ROOM_IMPORTS.get(path.stem, set())
+        anchor = _relative_module("conformance", path)
+        for line, name in _imports(_parse(path), anchor, file_level=True):
+            parts = name.split(".")
+            if parts[:2] != ["harness_testkit", "conformance"] or len(parts) < 3:
+                continue
+            target = parts[2]
+            if target in CONFORMANCE_ROOMS and target not in allowed:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert not offenders, "room imports outside the rooms' layering:\n" + "\n".join(offenders)

@@ -19,7 +19,7 @@ from harness_testkit.spec import (
     ResumeSessionState,
 )
 
-from .machinery import Defect, MutantControl, MutantSession
+from ._machinery import Defect, MutantControl, MutantSession
 
 __all__ = ["DEFECTS"]
 

@@ -16,7 +16,7 @@ import anyio
 
 from harness_testkit.spec import SandboxError, SandboxPathError, SandboxTimeoutError
 
-from ._sandbox_model import QUICK, SandboxCheck, SandboxCheckContext, gone
+from ._model import QUICK, SandboxCheck, SandboxCheckContext, gone
 
 __all__ = ["ATTACK_CHECKS"]
 

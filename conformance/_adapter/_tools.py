@@ -15,9 +15,6 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from harness_testkit.conformance._checks import Check, CheckFailed, property_check
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import to_wire
 from harness_testkit.spec import (
     BuiltinToolFiltering,
     ConsumerToolCallPart,
@@ -28,7 +25,10 @@ from harness_testkit.spec import (
     is_builtin_tool_included,
 )
 
-from .support import (
+from .._checks import Check, CheckFailed, property_check
+from .._context import CheckContext
+from ._grammar import to_wire
+from ._support import (
     SEEDED,
     USER_TOOL_NAMES,
     HostToolCounter,
@@ -488,7 +488,7 @@ async def dynamic_parts(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             )
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (
     tool_merging,
     filtering,

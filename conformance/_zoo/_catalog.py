@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from . import approvals, continuations, grammar, lifecycle, session, tools
-from .machinery import AREAS, Defect, Mutant
+from . import _approvals, _continuations, _grammar, _lifecycle, _session, _tools
+from ._machinery import AREAS, Defect, Mutant
 
 __all__ = ["DEFECTS", "get_mutant", "mutant_names", "mutants"]
 
 _ALL: tuple[Defect, ...] = (
-    *grammar.DEFECTS,
-    *tools.DEFECTS,
-    *approvals.DEFECTS,
-    *continuations.DEFECTS,
-    *lifecycle.DEFECTS,
-    *session.DEFECTS,
+    *_grammar.DEFECTS,
+    *_tools.DEFECTS,
+    *_approvals.DEFECTS,
+    *_continuations.DEFECTS,
+    *_lifecycle.DEFECTS,
+    *_session.DEFECTS,
 )
 
 

@@ -32,9 +32,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from harness_testkit.conformance._checks import Check, CheckFailed, property_check
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import AgentSession, HarnessAgent
 from harness_testkit.spec import (
     ConsumerPart,
@@ -43,7 +40,10 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
 )
 
-from .support import (
+from .._checks import Check, CheckFailed, property_check
+from .._context import CheckContext
+from ._recording import RecordingAdapter
+from ._support import (
     HostToolCounter,
     make_script,
     require_continue_controls,
@@ -308,5 +308,5 @@ async def approval_machine(ctx: CheckContext, scenario: Any) -> None:
     )
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (approval_machine,)

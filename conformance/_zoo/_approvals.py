@@ -19,7 +19,7 @@ from harness_testkit.spec import (
     ToolResultPart,
 )
 
-from .machinery import (
+from ._machinery import (
     Defect,
     MutantAdapter,
     MutantControl,

@@ -10,15 +10,6 @@ from typing import Any
 import anyio
 from hypothesis import strategies as st
 
-from harness_testkit.conformance._checks import (
-    Check,
-    CheckFailed,
-    CheckSkipped,
-    check,
-    property_check,
-)
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import to_wire
 from harness_testkit.spec import (
     ConsumerPart,
     ConsumerTextDeltaPart,
@@ -26,7 +17,16 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
 )
 
-from .support import (
+from .._checks import (
+    Check,
+    CheckFailed,
+    CheckSkipped,
+    check,
+    property_check,
+)
+from .._context import CheckContext
+from ._grammar import to_wire
+from ._support import (
     SEEDED,
     builtin_call_actions,
     executions,
@@ -644,7 +644,7 @@ async def visible_writes(ctx: CheckContext) -> None:
             )
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (
     mcp_tools,
     compaction_once,

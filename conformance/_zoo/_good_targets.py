@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from harness_testkit.fake_harness import FakeHarness, HarnessProfile, get_profile, profiles
 
-from ._capabilities import AdapterCapabilities
-from ._context import AdapterTarget
-from ._runner import Expectations
+from .._capabilities import AdapterCapabilities
+from .._context import AdapterTarget
+from .._runner import Expectations
 
 __all__ = ["KNOWN_DEVIATIONS", "capabilities_of", "self_test_targets"]
 

@@ -16,7 +16,7 @@ from harness_testkit.spec import (
     ToolResultPart,
 )
 
-from .machinery import Defect, MutantAdapter, MutantSession, replace_common_tools, runtime_options
+from ._machinery import Defect, MutantAdapter, MutantSession, replace_common_tools, runtime_options
 
 __all__ = ["DEFECTS"]
 

@@ -2,7 +2,7 @@
 
 Subclass it in a test module of your project::
 
-    from harness_testkit.conformance import SandboxSuite
+    from .. import SandboxSuite
 
     class TestMySandbox(SandboxSuite):
         pass
@@ -25,11 +25,11 @@ import pytest
 
 from harness_testkit._pytest_plugin import SANDBOX_TARGETS, option_value
 
-from ._report import strongest_level
-from ._sandbox_model import SandboxCapabilities, SandboxCheck, SandboxTarget
-from ._sandbox_run import sandbox_result, sandbox_target_from
-from ._sandbox_suite import SANDBOX_CHECKS
-from ._suite import parametrize_checks
+from .._report import strongest_level
+from .._suite import parametrize_checks
+from ._checks import SANDBOX_CHECKS
+from ._model import SandboxCapabilities, SandboxCheck, SandboxTarget
+from ._run import sandbox_result, sandbox_target_from
 
 __all__ = ["SandboxSuite", "sandbox_check_markers"]
 

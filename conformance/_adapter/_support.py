@@ -12,14 +12,6 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, TypeAdapter
 
-from harness_testkit.conformance._checks import CheckFailed
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import (
-    continue_call_violation,
-    recorded_violations,
-    to_wire,
-)
-from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import (
     SandboxConfig,
     Tool,
@@ -31,6 +23,15 @@ from harness_testkit.spec import (
     SandboxSession,
     parse_lifecycle_state,
 )
+
+from .._checks import CheckFailed
+from .._context import CheckContext
+from ._grammar import (
+    continue_call_violation,
+    recorded_violations,
+    to_wire,
+)
+from ._recording import RecordingAdapter
 
 __all__ = [
     "BUILTIN_INPUTS",

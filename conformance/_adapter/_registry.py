@@ -8,18 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harness_testkit.conformance._checks import Check
-
+from .._checks import Check
 from . import (
-    approval_machine,
-    approvals,
-    blackbox,
-    continuations,
-    emission,
-    states,
-    tools,
-    turns,
-    workflow,
+    _approval_machine,
+    _approvals,
+    _blackbox,
+    _continuations,
+    _emission,
+    _states,
+    _tools,
+    _turns,
+    _workflow,
 )
 
 __all__ = [
@@ -33,15 +32,15 @@ __all__ = [
 
 #: The check modules, in report order.
 _MODULES = (
-    approval_machine,
-    blackbox,
-    states,
-    tools,
-    emission,
-    continuations,
-    approvals,
-    turns,
-    workflow,
+    _approval_machine,
+    _blackbox,
+    _states,
+    _tools,
+    _emission,
+    _continuations,
+    _approvals,
+    _turns,
+    _workflow,
 )
 
 #: Every built-in check, in report order.

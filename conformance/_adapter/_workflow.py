@@ -18,9 +18,6 @@ from typing import Any
 import anyio
 from hypothesis import strategies as st
 
-from harness_testkit.conformance._checks import Check, CheckFailed, property_check
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import (
     HarnessAgent,
     ManualClock,
@@ -35,6 +32,10 @@ from harness_testkit.reference import (
     tool,
 )
 from harness_testkit.spec import ConsumerPart, ConsumerToolCallPart
+
+from .._checks import Check, CheckFailed, property_check
+from .._context import CheckContext
+from ._recording import RecordingAdapter
 
 __all__ = ["CHECKS", "normalise_content"]
 
@@ -419,5 +420,5 @@ def _compare(
         )
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (time_slices,)

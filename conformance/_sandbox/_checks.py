@@ -9,7 +9,7 @@ catalogue requirements it verifies. The checks are conformance ``Check`` objects
 :class:`SandboxCheckSkipped` (a ``CheckSkipped``) naming the capability, and a failed
 expectation raises :class:`SandboxCheckFailed` (a ``CheckFailed``) with the requirement,
 expected vs observed, and the replay command. ``harness-testkit check-sandbox`` runs
-them into the same report and gate as ``check`` (see ``_sandbox_run``).
+them into the same report and gate as ``check`` (see ``_run``).
 
 Property checks draw their examples with hypothesis in a worker thread and run each
 example on the caller's event loop, so one session serves all examples on asyncio and
@@ -48,9 +48,9 @@ from harness_testkit.spec import (
     SandboxTimeoutError,
 )
 
-from ._sandbox_attacks import ATTACK_CHECKS
-from ._sandbox_lifecycle import LIFECYCLE_CHECKS
-from ._sandbox_model import (
+from ._attacks import ATTACK_CHECKS
+from ._lifecycle import LIFECYCLE_CHECKS
+from ._model import (
     QUICK,
     SandboxCapabilities,
     SandboxCheck,

@@ -15,7 +15,7 @@ from harness_testkit.spec import (
     PromptTurnOptions,
 )
 
-from .machinery import Defect, MutantAdapter, MutantControl, MutantSession
+from ._machinery import Defect, MutantAdapter, MutantControl, MutantSession
 
 __all__ = ["DEFECTS"]
 

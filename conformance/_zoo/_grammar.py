@@ -24,7 +24,7 @@ from harness_testkit.spec import (
     Usage,
 )
 
-from .machinery import Defect, MutantSession
+from ._machinery import Defect, MutantSession
 
 __all__ = ["DEFECTS"]
 

@@ -10,10 +10,6 @@ from typing import Any
 import anyio
 from hypothesis import strategies as st
 
-from harness_testkit.conformance._checks import Check, CheckFailed, CheckSkipped, property_check
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import to_wire
-from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import (
     AgentSession,
     HarnessAgent,
@@ -25,7 +21,11 @@ from harness_testkit.spec import (
     ConsumerToolResultPart,
 )
 
-from .support import (
+from .._checks import Check, CheckFailed, CheckSkipped, property_check
+from .._context import CheckContext
+from ._grammar import to_wire
+from ._recording import RecordingAdapter
+from ._support import (
     BUILTIN_INPUTS,
     SEEDED,
     HostToolCounter,
@@ -431,7 +431,7 @@ def _approved(kinds: Sequence[str], decisions: Sequence[bool], tool_call_id: str
     return kinds[index] == "approve" and bool(decisions[index])
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (
     permission_modes,
     host_approvals,

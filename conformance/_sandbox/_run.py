@@ -24,15 +24,15 @@ import click
 from harness_testkit import __version__
 from harness_testkit.spec import SandboxProvider, load_yaml
 
-from ._report import CheckResult, Report, strongest_level
-from ._sandbox_model import (
+from .._report import CheckResult, Report, strongest_level
+from ._checks import SANDBOX_CHECKS
+from ._model import (
     SandboxCapabilities,
     SandboxCheck,
     SandboxCheckSkipped,
     SandboxTarget,
     run_sandbox_check,
 )
-from ._sandbox_suite import SANDBOX_CHECKS
 
 __all__ = [
     "check_sandbox",

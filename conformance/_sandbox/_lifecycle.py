@@ -20,7 +20,7 @@ from harness_testkit.spec import (
     SandboxTimeoutError,
 )
 
-from ._sandbox_model import (
+from ._model import (
     QUICK,
     SandboxCheck,
     SandboxCheckContext,

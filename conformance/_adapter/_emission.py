@@ -17,13 +17,13 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from harness_testkit.conformance._checks import Check, CheckFailed, property_check
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import to_wire
-from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import Tool, tool
 
-from .support import BUILTIN_INPUTS, SEEDED, executions, grammar_first, set_script
+from .._checks import Check, CheckFailed, property_check
+from .._context import CheckContext
+from ._grammar import to_wire
+from ._recording import RecordingAdapter
+from ._support import BUILTIN_INPUTS, SEEDED, executions, grammar_first, set_script
 
 __all__ = ["CHECKS", "EMISSION_CLASSES", "emission_script"]
 
@@ -378,5 +378,5 @@ def _compare_usage(scenario: Mapping[str, Any], parts: Sequence[dict[str, Any]])
             )
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (emission_equals_script,)

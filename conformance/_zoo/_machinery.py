@@ -3,7 +3,7 @@
 A conformance suite is only as good as the bugs it catches. Each :class:`Mutant` is the
 fake harness (``harness_testkit.fake_harness``) with one departure from harness-v1,
 documented by the one requirement id it breaks; ``harness-testkit selftest`` runs the
-whole suite against every mutant and prints the kill matrix (see ``selftest.py``).
+whole suite against every mutant and prints the kill matrix (see ``_selftest.py``).
 
 A defect is data: a :class:`Defect` table entry naming its requirement and area plus
 the one hook it changes, most often a small function:
@@ -18,7 +18,7 @@ the one hook it changes, most often a small function:
 - the fake's own fault hooks (``fake=``) or a profile that claims what it cannot do.
 
 Per-session memory of a defect lives in :attr:`MutantSession.memo`. The defects live in
-the area modules, never in the fake's own code paths; ``catalog.py`` lists them.
+the area modules, never in the fake's own code paths; ``_catalog.py`` lists them.
 Every mutant declares the capabilities it *claims* (normally exactly those of its
 fake-harness profile), so the suite judges it like any adapter.
 """
@@ -30,9 +30,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from harness_testkit.conformance._capabilities import AdapterCapabilities
-from harness_testkit.conformance._context import AdapterTarget
-from harness_testkit.conformance._self import capabilities_of
 from harness_testkit.fake_harness import (
     FakeHarness,
     FakeHarnessSession,
@@ -52,6 +49,10 @@ from harness_testkit.spec import (
     ResumeSessionState,
     StartOptions,
 )
+
+from .._capabilities import AdapterCapabilities
+from .._context import AdapterTarget
+from ._good_targets import capabilities_of
 
 __all__ = [
     "AREAS",

@@ -13,7 +13,7 @@ from harness_testkit.spec import (
     StartOptions,
 )
 
-from .machinery import Defect, MutantAdapter, MutantSession, wire_state, with_turn
+from ._machinery import Defect, MutantAdapter, MutantSession, wire_state, with_turn
 
 __all__ = ["DEFECTS"]
 

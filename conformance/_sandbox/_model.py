@@ -31,7 +31,7 @@ from harness_testkit.spec import (
     SandboxSession,
 )
 
-from ._checks import Check, CheckFailed, CheckSkipped
+from .._checks import Check, CheckFailed, CheckSkipped
 
 __all__ = [
     "QUICK",

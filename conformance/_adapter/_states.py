@@ -12,10 +12,11 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness_testkit.conformance._checks import Check, CheckFailed, CheckSkipped, check
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.spec import HarnessAdapter, HarnessSession, StartOptions
+
+from .._checks import Check, CheckFailed, CheckSkipped, check
+from .._context import CheckContext
+from ._recording import RecordingAdapter
 
 __all__ = ["CHECKS", "CORRUPTIONS"]
 
@@ -111,5 +112,5 @@ async def _discard(session: HarnessSession) -> None:
         pass
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (start_validates_states,)

@@ -10,15 +10,15 @@ from typing import Any
 import anyio
 from hypothesis import strategies as st
 
-from harness_testkit.conformance._checks import Check, CheckFailed, property_check
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import to_wire
-from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.spec import (
     ConsumerPart,
 )
 
-from .support import (
+from .._checks import Check, CheckFailed, property_check
+from .._context import CheckContext
+from ._grammar import to_wire
+from ._recording import RecordingAdapter
+from ._support import (
     grammar_first,
     set_script,
     settles,
@@ -209,5 +209,5 @@ async def _split_and_continue(
             )
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (continuations,)

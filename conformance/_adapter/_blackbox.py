@@ -9,10 +9,6 @@ from typing import Any
 
 import anyio
 
-from harness_testkit.conformance._checks import Check, CheckFailed, CheckSkipped, check
-from harness_testkit.conformance._context import CheckContext
-from harness_testkit.conformance._grammar import consumer_violations, recorded_violations, to_wire
-from harness_testkit.conformance._recording import RecordingAdapter
 from harness_testkit.reference import AgentSession, HarnessAgent
 from harness_testkit.spec import (
     PERMISSION_MODES,
@@ -29,7 +25,11 @@ from harness_testkit.spec import (
     baseline_input_problems,
 )
 
-from .support import (
+from .._checks import Check, CheckFailed, CheckSkipped, check
+from .._context import CheckContext
+from ._grammar import consumer_violations, recorded_violations, to_wire
+from ._recording import RecordingAdapter
+from ._support import (
     judge_recorded_states,
     require_continue_controls,
     returned_state,
@@ -715,7 +715,7 @@ async def bootstrap_recipe(ctx: CheckContext) -> None:
         )
 
 
-#: This module's checks, in order (listed by ``registry.py``).
+#: This module's checks, in order (listed by ``_registry.py``).
 CHECKS: tuple[Check, ...] = (
     adapter_surface,
     capability_flags,

@@ -1,6 +1,6 @@
 """``harness-testkit selftest``: the kill matrix that proves the suite catches bugs.
 
-The whole suite runs against every mutant of the zoo (``catalog.py``). A mutant is
+The whole suite runs against every mutant of the zoo (``_catalog.py``). A mutant is
 *killed* when at least one check fails, and *killed by its own requirement* when a
 failing check reported the mutant's requirement id or lists it among the requirements
 it verifies. A mutant that survives, or dies only of other requirements, points at a
@@ -26,15 +26,15 @@ from typing import Any, Literal
 
 import click
 
-from harness_testkit.conformance._adapter_checks.registry import ordered_checks, reporting_checks
-from harness_testkit.conformance._context import AdapterTarget
-from harness_testkit.conformance._report import CheckResult, Report
-from harness_testkit.conformance._runner import RunOptions, run_suite
-from harness_testkit.conformance._self import self_test_targets
 from harness_testkit.spec import load_requirements
 
-from .catalog import mutant_names, mutants
-from .machinery import Mutant
+from .._adapter._registry import ordered_checks, reporting_checks
+from .._context import AdapterTarget
+from .._report import CheckResult, Report
+from .._runner import RunOptions, run_suite
+from ._catalog import mutant_names, mutants
+from ._good_targets import self_test_targets
+from ._machinery import Mutant
 
 __all__ = [
     "ZOO_CHECK_TIMEOUT",
@@ -305,7 +305,7 @@ class _OwnKill(Exception):
 def run_mutant_targeted(mutant: Mutant, options: RunOptions) -> MutantOutcome:
     """Judge ``mutant`` by the checks that can report its requirement, until one does.
 
-    The checks are those of :func:`~harness_testkit.conformance._adapter_checks.registry.reporting_checks`
+    The checks are those of :func:`~harness_testkit.conformance._adapter._registry.reporting_checks`
     (the ones verifying the requirement and, for a stream grammar requirement, the
     scripted checks whose grammar pass reports it) plus their prerequisites, in
     dependency order, each capped like :func:`run_mutant`. The run stops at the first
