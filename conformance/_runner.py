@@ -23,7 +23,7 @@ import anyio
 from harness_testkit import __version__
 from harness_testkit._inputs import InputError, bounded_copy, read_structured
 from harness_testkit._processes import pid_exited
-from harness_testkit.spec import InvalidLifecycleStateError
+from harness_testkit.spec import HarnessUsageError, InvalidLifecycleStateError
 
 from ._adapter._registry import REGISTRY, ordered_checks
 from ._capabilities import resolve_capabilities
@@ -481,8 +481,11 @@ def _write_bundle(
     return path
 
 
-class SelectionError(ValueError):
+class SelectionError(HarnessUsageError):
     """A selection names a check, area, level, tier or requirement that does not exist."""
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "SelectionError"
 
 
 @dataclass(frozen=True)

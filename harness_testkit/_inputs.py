@@ -21,7 +21,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from harness_testkit.spec import YamlError, load_yaml
+from harness_testkit.spec import HarnessUsageError, YamlError, load_yaml
 
 __all__ = [
     "MAX_DEPTH",
@@ -43,8 +43,11 @@ MAX_DEPTH = 64
 MAX_SAFE_INTEGER = 2**53 - 1
 
 
-class InputError(ValueError):
+class InputError(HarnessUsageError):
     """An input file or value is unusable; the message names it and what is wrong."""
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "InputError"
 
 
 def read_bounded_text(path: Path, *, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:

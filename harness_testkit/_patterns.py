@@ -20,6 +20,8 @@ from typing import Any, Protocol, cast
 
 import re2
 
+from harness_testkit.spec import HarnessUsageError
+
 __all__ = ["MAX_PATTERN_MEMORY", "UnsafePatternError", "check_pattern", "pattern_search"]
 
 #: Memory RE2 may use for one compiled pattern (its default is 8 MiB too); a pattern
@@ -28,12 +30,15 @@ MAX_PATTERN_MEMORY = 8 << 20
 _CACHE_SIZE = 512
 
 
-class UnsafePatternError(ValueError):
+class UnsafePatternError(HarnessUsageError):
     """A pattern the linear-time engine cannot run: invalid, or using backreferences or
     lookaround, or needing more than :data:`MAX_PATTERN_MEMORY` once compiled.
 
     You see it when a script or scenario is loaded, inside its validation error.
     """
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "UnsafePatternError"
 
 
 class _Compiled(Protocol):

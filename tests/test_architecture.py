@@ -464,3 +464,126 @@ def test_conformance_rooms_import_only_the_core_and_their_lower_rooms() -> None:
             if target in CONFORMANCE_ROOMS and target not in allowed:
                 offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
     assert not offenders, "room imports outside the rooms' layering:\n" + "\n".join(offenders)
+
+
+#: The module whose docstring draws the error tree, and the line that starts the drawing
+#: of the exceptions outside it.
+ERRORS_MODULE = "spec/_errors.py"
+OUTSIDE_THE_TREE = "Outside the tree"
+#: A drawn class: ``+-- Name`` at some depth, then an optional ``(note)``.
+_DRAWN = re.compile(r"^(?P<indent>[ |]*)\+-- (?P<name>\w+)\s*(?P<note>\(.*)?$")
+_DRAWN_ROOT = re.compile(r"^\s+(?P<name>\w+)\s*(?P<note>\(.*)?$")
+
+
+def _builtin_exceptions() -> set[str]:
+    import builtins
+
+    return {
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+
+
+def _kit_exception_classes() -> dict[str, tuple[str, list[str]]]:
+    """Class name -> (where, base names) of every exception class the packages define."""
+    classes: list[tuple[str, str, list[str]]] = []
+    for _, path in _library_files():
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.ClassDef):
+                bases = [
+                    base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+                    for base in node.bases
+                ]
+                classes.append((node.name, f"{path.relative_to(ROOT)}:{node.lineno}", bases))
+    exceptions = _builtin_exceptions()
+    found: dict[str, tuple[str, list[str]]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, where, bases in classes:
+            if where in {w for w, _ in found.values()}:
+                continue
+            if any(b in exceptions or b in found for b in bases):
+                assert name not in found, f"two exception classes named {name}: {where}"
+                found[name] = (where, bases)
+                changed = True
+    return found
+
+
+def _derives_directly(bases: list[str], parent: str | None) -> bool:
+    """``parent`` is one of ``bases``; a built-in parent (the drawing's roots) also
+    admits a built-in base below it (``NoSuchToolError(LookupError)`` under Exception)."""
+    import builtins
+
+    if parent in bases:
+        return True
+    root = getattr(builtins, parent or "", None)
+    return isinstance(root, type) and any(
+        isinstance(base := getattr(builtins, name, None), type) and issubclass(base, root)
+        for name in bases
+    )
+
+
+def _drawing(block: str) -> list[tuple[str, str | None, str]]:
+    """(name, drawn parent, note) of every class a drawing block shows, roots included."""
+    entries: list[tuple[str, str | None, str]] = []
+    parents: list[tuple[int, str]] = []
+    for line in block.splitlines():
+        drawn = _DRAWN.match(line)
+        root = _DRAWN_ROOT.match(line) if drawn is None else None
+        if drawn is not None:
+            depth = len(drawn["indent"])
+            while parents and parents[-1][0] >= depth:
+                parents.pop()
+            parent = parents[-1][1] if parents else None
+            entries.append((drawn["name"], parent, drawn["note"] or ""))
+            parents.append((depth, drawn["name"]))
+        elif root is not None and line.startswith("    ") and not line.startswith("     "):
+            parents = [(-1, root["name"])]
+            entries.append((root["name"], None, root["note"] or ""))
+    return entries
+
+
+def _error_drawings() -> tuple[
+    list[tuple[str, str | None, str]], list[tuple[str, str | None, str]]
+]:
+    docstring = ast.get_docstring(_parse(ROOT / ERRORS_MODULE)) or ""
+    tree, _, outside = docstring.partition(OUTSIDE_THE_TREE)
+    return _drawing(tree), _drawing(outside)
+
+
+def test_every_exception_of_the_kit_is_in_the_drawn_error_tree() -> None:
+    tree, outside = _error_drawings()
+    builtins = _builtin_exceptions()
+    assert [name for name, parent, _ in tree if parent is None] == ["Exception"], (
+        f"the error tree of {ERRORS_MODULE} has one root, Exception"
+    )
+    kit = _kit_exception_classes()
+    drawn = {name: parent for name, parent, _ in [*tree, *outside] if name not in builtins}
+    missing = [f"{where}: {name}" for name, (where, _) in sorted(kit.items()) if name not in drawn]
+    assert not missing, (
+        f"exceptions the kit defines but {ERRORS_MODULE} does not draw (derive them from a "
+        f"class of the tree, or draw them '{OUTSIDE_THE_TREE}' with the reason):\n"
+        + "\n".join(missing)
+    )
+    stale = sorted(name for name in drawn if name not in kit)
+    assert not stale, f"{ERRORS_MODULE} draws classes the kit does not define: {stale}"
+    wrong = [
+        f"{kit[name][0]}: {name} is drawn under {parent} but derives from {kit[name][1]}"
+        for name, parent in drawn.items()
+        if not _derives_directly(kit[name][1], parent)
+    ]
+    assert not wrong, "the drawing and the classes disagree:\n" + "\n".join(wrong)
+
+
+def test_every_exception_outside_the_tree_says_why() -> None:
+    _, outside = _error_drawings()
+    roots = {name for name, parent, _ in outside if parent is None}
+    assert roots, f"{ERRORS_MODULE} has no '{OUTSIDE_THE_TREE}' drawing"
+    unexplained = [
+        name for name, parent, note in outside if parent in roots and not note.strip("() ")
+    ]
+    assert not unexplained, (
+        f"classes drawn '{OUTSIDE_THE_TREE}' without a (reason) on their line: {unexplained}"
+    )
