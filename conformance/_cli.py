@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 import click
 
-from harness_testkit._inputs import InputError, read_bounded_text
+from harness_testkit.common import InputError, read_bounded_text
 
 from ._adapter._registry import REGISTRY, ordered_checks
 from ._capabilities import AdapterCapabilities

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness_testkit._inputs import MAX_SAFE_INTEGER, InputError, read_structured
+from harness_testkit.common import MAX_SAFE_INTEGER, InputError, read_structured
 from harness_testkit.spec import HarnessUsageError
 
 __all__ = ["BUNDLE_VERSION", "Bundle", "BundleError", "load_bundle_model"]

@@ -21,8 +21,7 @@ from typing import Any, Literal
 import anyio
 
 from harness_testkit import __version__
-from harness_testkit._inputs import InputError, bounded_copy, read_structured
-from harness_testkit._processes import pid_exited
+from harness_testkit.common import InputError, bounded_copy, pid_exited, read_structured
 from harness_testkit.spec import HarnessUsageError, InvalidLifecycleStateError
 
 from ._adapter._registry import REGISTRY, ordered_checks

@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeAlias
 import anyio
 import jsonschema
 
-from harness_testkit._patterns import pattern_search
+from harness_testkit.common import pattern_search
 from harness_testkit.spec import (
     ErrorPart,
     FileChangePart,

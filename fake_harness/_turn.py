@@ -26,7 +26,6 @@ from harness_testkit.spec import (
     Emit,
     FinishStepPart,
     HarnessSessionStateError,
-    HarnessUsageError,
     JSONValue,
     SandboxAbortedError,
     StreamPart,
@@ -35,7 +34,6 @@ from harness_testkit.spec import (
     ToolInputDeltaPart,
     ToolInputEndPart,
     ToolInputStartPart,
-    find_non_json,
 )
 
 from ._clock import Clock
@@ -183,16 +181,9 @@ class TurnRuntime:
     ) -> None:
         """Store a host result; the turn consumes it when it waits for that call."""
         self._require_live("submit a tool result")
-        problem = find_non_json(output, "output")
-        if problem is not None:
-            raise HarnessUsageError(f"Tool result for '{tool_call_id}' is not JSON: {problem}.")
         self.log.record(
-            ToolResultReceived(
-                session_id=self.ctx.session_id,
-                tool_call_id=tool_call_id,
-                output=output,
-                is_error=is_error,
-                tool_result=tool_result,
+            ToolResultReceived.of_submission(
+                self.ctx.session_id, tool_call_id, output, is_error, tool_result
             )
         )
         self.record.inbox.tool_results[tool_call_id] = {"output": output, "isError": is_error}

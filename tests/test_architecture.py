@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {
     "harness_testkit": "",
     "spec": "spec",
+    "common": "common",
     "reference": "reference",
     "fake_harness": "fake_harness",
     "conformance": "conformance",
@@ -44,6 +45,7 @@ PACKAGES = {
 #: Test folders whose tests may open their own package's private modules.
 TEST_OWNERS = {
     "spec": "spec",
+    "common": "common",
     "reference": "reference",
     "fake_harness": "fake_harness",
     "conformance": "conformance",
@@ -56,12 +58,13 @@ TEST_OWNERS = {
 #: Which packages each package may import at file level (besides itself and the root).
 ALLOWED_DEPENDENCIES = {
     "spec": set(),
-    "sandbox": {"spec"},
+    "common": {"spec"},
+    "sandbox": {"spec", "common"},
     "reference": {"spec", "sandbox"},
-    "fake_harness": {"spec"},
+    "fake_harness": {"spec", "common"},
     "simulate": {"spec", "sandbox", "reference", "fake_harness"},
-    "conformance": {"spec", "sandbox", "reference", "fake_harness"},
-    "model_endpoint": {"spec", "fake_harness"},
+    "conformance": {"spec", "common", "sandbox", "reference", "fake_harness"},
+    "model_endpoint": {"spec", "common", "fake_harness"},
     "adapters": {"spec", "sandbox", "fake_harness", "model_endpoint", "conformance"},
 }
 
@@ -586,4 +589,33 @@ def test_every_exception_outside_the_tree_says_why() -> None:
     ]
     assert not unexplained, (
         f"classes drawn '{OUTSIDE_THE_TREE}' without a (reason) on their line: {unexplained}"
+    )
+
+
+#: The root package holds the command line (``_cli``, ``__main__`` and the ``schemas``
+#: command, which reads the conformance and simulate packages) and the pytest plugin.
+ROOT_MODULES = {"__init__", "__main__", "_cli", "_schemas", "_pytest_plugin"}
+
+
+def test_the_root_package_holds_only_the_cli_and_the_plugin() -> None:
+    modules = {path.stem for path in (ROOT / "harness_testkit").glob("*.py")}
+    assert modules == ROOT_MODULES, (
+        f"the root package holds {sorted(modules)}; shared helpers belong in a package "
+        "below the ones that use them (common/), the root keeps the CLI and the plugin"
+    )
+
+
+def test_packages_take_only_the_version_from_the_root() -> None:
+    offenders = []
+    for package, path in _library_files():
+        if not package:
+            continue
+        for line, name in _imports(_parse(path), _relative_module(package, path), file_level=False):
+            parts = name.split(".")
+            outside = parts[0] == "harness_testkit" and len(parts) > 1 and parts[1] not in PACKAGES
+            if outside and parts[1:] != ["__version__"]:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert not offenders, (
+        "packages import the root package's modules (the root is the top: its CLI and "
+        "plugin import the packages, not the other way round):\n" + "\n".join(offenders)
     )

@@ -34,9 +34,7 @@ from harness_testkit.fake_harness import (
 from harness_testkit.spec import (
     Emit,
     HarnessSessionStateError,
-    HarnessUsageError,
     JSONValue,
-    find_non_json,
     requires_approval,
 )
 
@@ -153,16 +151,9 @@ class ClaudeCodeTurn:
     ) -> None:
         """Store a host result; the waiting MCP handler hands it to the CLI."""
         self._require_live("submit a tool result")
-        problem = find_non_json(output, "output")
-        if problem is not None:
-            raise HarnessUsageError(f"Tool result for '{tool_call_id}' is not JSON: {problem}.")
         self.session.record(
-            ToolResultReceived(
-                session_id=self.session.session_id,
-                tool_call_id=tool_call_id,
-                output=output,
-                is_error=is_error,
-                tool_result=tool_result if isinstance(tool_result, dict) else None,
+            ToolResultReceived.of_submission(
+                self.session.session_id, tool_call_id, output, is_error, tool_result
             )
         )
         self.results[tool_call_id] = (output, is_error)

@@ -23,8 +23,6 @@ from typing import Any
 
 import pytest
 
-from harness_testkit._pytest_plugin import SANDBOX_TARGETS, option_value
-
 from .._report import strongest_level
 from .._suite import parametrize_checks
 from ._checks import SANDBOX_CHECKS
@@ -50,17 +48,17 @@ class SandboxSuite:
     @pytest.fixture
     def harness_sandbox_target(
         self,
-        request: pytest.FixtureRequest,
+        harness_run_state: Any,
         harness_sandbox_provider: Any,
         harness_sandbox_capabilities: SandboxCapabilities | None,
     ) -> SandboxTarget:
         """The provider under test and its claims (built once per run and provider)."""
-        cache = request.config.stash.setdefault(SANDBOX_TARGETS, {})
+        cache = harness_run_state.sandbox_targets
         key = id(harness_sandbox_provider)
         if key not in cache:
-            option = option_value(request.config, "sandbox_provider")
+            option = harness_run_state.option("sandbox_provider")
             shown = option or "the harness_sandbox_provider fixture"
-            rounds_text = option_value(request.config, "sandbox_race_rounds") or "1000"
+            rounds_text = harness_run_state.option("sandbox_race_rounds") or "1000"
             if not rounds_text.isdigit() or int(rounds_text) < 1:
                 raise pytest.UsageError(
                     f"harness sandbox race rounds {rounds_text!r}: give a positive integer"
@@ -91,7 +89,7 @@ class SandboxSuite:
 
     def test_harness_sandbox(
         self,
-        request: pytest.FixtureRequest,
+        harness_run_state: Any,
         harness_sandbox_check: SandboxCheck,
         harness_sandbox_target: SandboxTarget,
         record_property: Any,
@@ -99,7 +97,7 @@ class SandboxSuite:
         """One provider check (parametrized over the provider suite)."""
         for requirement in harness_sandbox_check.requirements:
             record_property("requirement", requirement)
-        backend = option_value(request.config, "backend") or "asyncio"
+        backend = harness_run_state.option("backend") or "asyncio"
         result = sandbox_result(harness_sandbox_check, harness_sandbox_target, backend)  # type: ignore[arg-type]
         record_property("status", result.status)
         if result.status == "skip":

@@ -1,7 +1,8 @@
 """Whether a process has exited, for the sweeps that clean up after kit processes killed
 outright (command cgroups, check work directories).
 
-Private to the distribution: the sandbox and the conformance runner share it.
+Re-exported by :mod:`harness_testkit.common`: the sandbox and the conformance runner
+share it.
 """
 
 from __future__ import annotations

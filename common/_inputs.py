@@ -7,9 +7,8 @@ most :data:`MAX_INPUT_BYTES`, nesting at most :data:`MAX_DEPTH` deep, no YAML al
 "billion laughs"), integers inside the JSON-safe range and finite numbers only. Each
 refusal is an :class:`InputError` naming the file and field.
 
-Private to the distribution, at the root so every package can use it (the conformance
-commands, the fake harness and the model endpoint for
-their script files).
+Re-exported by :mod:`harness_testkit.common` for the conformance commands, the fake
+harness and the model endpoint (their script files).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ error, never a hang. It has no backreferences or lookaround: such a pattern is r
 when the file is loaded (:class:`UnsafePatternError`, a ``ValueError`` naming the
 pattern and the construct), not when it would run.
 
-Private to the distribution: the fake harness and the model endpoint share it (both may
-import the root package's modules).
+Re-exported by :mod:`harness_testkit.common`: the fake harness and the model endpoint
+share it.
 """
 
 from __future__ import annotations
