@@ -25,7 +25,7 @@ from ._observations import CompactionPerformed, LifecycleEvent, TurnStarted
 from ._requests import TurnContext
 from ._script import McpServer, Script
 from ._state import Conversation, SessionData, TurnRecord, TurnSettingsRecord, compact_conversation
-from ._turn import TERMINAL_STATUSES, FakePromptControl, TurnRuntime, make_control
+from ._turn_driver import TERMINAL_STATUSES, FakePromptControl, TurnRuntime, make_control
 from ._workspace import Workspace
 
 if TYPE_CHECKING:

@@ -619,3 +619,51 @@ def test_packages_take_only_the_version_from_the_root() -> None:
         "packages import the root package's modules (the root is the top: its CLI and "
         "plugin import the packages, not the other way round):\n" + "\n".join(offenders)
     )
+
+
+def _near_identical(first: str, second: str) -> bool:
+    """``script``/``scripting``, ``turn``/``turns``: one name is the other plus a short
+    ending, or the two differ in a letter or two."""
+    import difflib
+
+    short, long = sorted((first, second), key=len)
+    if long.startswith(short) and len(long) - len(short) <= 3:
+        return True
+    return difflib.SequenceMatcher(None, first, second).ratio() >= 0.8
+
+
+def test_no_two_modules_of_a_folder_have_near_identical_names() -> None:
+    offenders = []
+    folders = sorted({path.parent for _, path in _library_files()})
+    for folder in folders:
+        stems = sorted(
+            path.stem.lstrip("_")
+            for path in folder.glob("*.py")
+            if path.stem not in ("__init__", "__main__")
+        )
+        offenders += [
+            f"{folder.relative_to(ROOT)}: _{first}.py and _{second}.py"
+            for index, first in enumerate(stems)
+            for second in stems[index + 1 :]
+            if _near_identical(first, second)
+        ]
+    assert not offenders, (
+        "modules whose names differ by an ending or a letter (name each for what it is):\n"
+        + "\n".join(offenders)
+    )
+
+
+def test_no_test_file_repeats_its_folders_name() -> None:
+    offenders = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "tests").rglob("test_*.py"))
+        if path.parent != ROOT / "tests"
+        and (
+            path.stem == f"test_{path.parent.name}"
+            or path.stem.startswith(f"test_{path.parent.name}_")
+        )
+    ]
+    assert not offenders, (
+        "test files that repeat their folder's name (tests/x/test_x_y.py -> tests/x/test_y.py):\n"
+        + "\n".join(offenders)
+    )

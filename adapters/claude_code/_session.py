@@ -24,10 +24,10 @@ from harness_testkit.spec import (
 )
 
 from ._builtins import BUILTIN_TOOLS, HOST_SERVER, mcp_input_schema, native_of_key
+from ._cli_turn import ClaudeCodePromptControl, ClaudeCodeTurn
 from ._endpoint import ScriptedEndpoint
 from ._runner import RuntimeThread
 from ._state import SessionData, TurnData
-from ._turn import ClaudeCodePromptControl, ClaudeCodeTurn
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeAgentOptions
