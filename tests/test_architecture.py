@@ -3,9 +3,9 @@
 - Packages talk through facades: no module (library or test) imports a private module
   (a ``_name`` component) of another package. Tests may import private modules of the
   package they test (``tests/<package>/``; ``tests/zoo`` belongs to ``conformance``).
-- Layering: ``sandbox`` builds on ``spec`` only; ``reference`` on ``spec`` and ``sandbox``
-  (plus lazy re-exports of ``simulate`` names); ``simulate`` is the only package that
-  imports both ``reference`` and ``fake_harness``.
+- Layering: ``common`` builds on ``spec`` only; ``sandbox`` on ``spec`` and ``common``;
+  ``reference`` on ``spec`` and ``sandbox`` (plus lazy re-exports of ``simulate`` names);
+  ``simulate`` is the only package that imports both ``reference`` and ``fake_harness``.
 - No import cycle between modules at file level (imports under ``TYPE_CHECKING`` and
   imports inside functions are not file-level).
 - Size: a module (library, test, benchmark or script) over 800 lines says in its docstring,
@@ -15,6 +15,12 @@
 - ``conformance`` is a core and three private rooms (``_adapter``, ``_sandbox``, ``_zoo``)
   of private modules; it imports itself only relatively; rooms import the core, the zoo
   also the adapter room, and only named core modules import a room.
+- The error tree: ``spec/_errors.py`` draws every exception class the packages define,
+  in the tree under a class it derives from, or outside it with the reason on its line.
+- The root package holds only its CLI and the pytest plugin, and the packages take only
+  ``__version__`` from it (shared helpers live in ``common``).
+- Names: no two modules of a folder differ only by an ending or a letter; no test file
+  repeats its folder's name.
 - In tests, benchmarks and scripts every ``# type: ignore[code]`` says why (a comment after
   it on its line, or a comment line right above).
 """
