@@ -407,7 +407,7 @@ def source_contains(location: str, needle: str) -> bool:
     a fixed hot path does not keep its note.
 
     Args:
-        location: ``"harness_testkit.reference._turn:SliceRunner._next"``.
+        location: ``"harness_testkit.reference._slice_runner:SliceRunner._next"``.
         needle: Text the unfixed code contains.
 
     Returns:
@@ -435,7 +435,7 @@ async def hot_path(run: Callable[[], Awaitable[object]], *, top: int = 6) -> str
         top: How many functions to name.
 
     Returns:
-        ``"pyinstrument: reference/_turn.py SliceRunner._next 54%, ..."``, or ``None``
+        ``"pyinstrument: reference/_slice_runner.py SliceRunner._next 54%, ..."``, or ``None``
         when pyinstrument is not installed.
     """
     try:

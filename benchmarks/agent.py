@@ -53,7 +53,7 @@ OVERHEAD_LIMIT = 3.0
 #: Target: agent overhead over the minimal scripted adapter, text-heavy and tool-heavy.
 MINIMAL_OVERHEAD_LIMIT = 3.0
 
-_TURN = "harness_testkit.reference._turn"
+_TURN = "harness_testkit.reference._slice_runner"
 
 #: Profiling findings: (code location, text the unfixed code contains, finding). A finding
 #: is shown while a target is missed and its code is unchanged.
@@ -61,14 +61,14 @@ FINDINGS = (
     (
         f"{_TURN}:SliceRunner._next",
         "create_task_group",
-        "Hot path (pyinstrument, both scripts): reference/_turn.py SliceRunner._next opens "
+        "Hot path (pyinstrument, both scripts): reference/_slice_runner.py SliceRunner._next opens "
         "an anyio task group with two tasks (read, watch_abort) for every harness part, "
         "then cancels it: task creation, cancel scopes and cancelled exceptions cost several "
         "times what the fake harness spends making the part, and leave cyclic garbage (see "
         "`concurrency`). Proposed fix: (1) reference/_part_queue.py PartQueue: add `wake()`, "
         "which sends a private _WAKE sentinel through the memory stream unless the queue is "
         "closed, and `async get_or_wake() -> QueueItem | None` (None for _WAKE); `get()` "
-        "loops over get_or_wake() and `drain_nowait()` drops _WAKE; (2) reference/_turn.py "
+        "loops over get_or_wake() and `drain_nowait()` drops _WAKE; (2) reference/_slice_runner.py "
         "SliceRunner.run: start `_watch_abort(abort_scope)` next to `_watch_done` (`with "
         "scope: await self.abort.wait(); self.queue.wake()`) and cancel abort_scope in the "
         "same `finally` as done_scope; (3) SliceRunner._next: `while not "
@@ -77,7 +77,7 @@ FINDINGS = (
         "text-heavy 13x -> 2.8-3.1x and tool-heavy 6.7x -> 3.7-4.3x; with the _validate "
         "cache below too, on a patched copy of the repository, 2.7-3.0x and 2.2x. On that "
         "copy the reference, fake-harness and conformance tests pass, but two "
-        "timing-dependent tests change: tests/simulate/test_simulate.py::"
+        "timing-dependent tests change: tests/simulate/test_runs.py::"
         "test_same_scenario_and_seed_give_byte_identical_transcripts[trio] fails in about "
         "half the runs (simulate/_runner.py Simulation._consume cuts the stream from a "
         "second task once N consumer parts arrived, a race the per-part task groups hid; a "

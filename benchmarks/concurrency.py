@@ -56,7 +56,7 @@ FULL_RUNS = {1: 5, 10: 5, 100: 5, 1000: 3}
 MIB = 1024 * 1024
 
 GC_FINDING = (
-    "Cause: every harness part makes cyclic garbage in reference/_turn.py SliceRunner._next "
+    "Cause: every harness part makes cyclic garbage in reference/_slice_runner.py SliceRunner._next "
     "(a task group, two tasks and a cancel scope per part, cancelled exceptions with "
     "tracebacks), and with 1,000 live sessions each collection walks far more objects. "
     "The SliceRunner._next fix proposed under `agent` (one abort watcher per slice waking "
@@ -196,7 +196,9 @@ def _scaling_note(section: Section) -> None:
         return
     cause = (
         GC_FINDING
-        if source_contains("harness_testkit.reference._turn:SliceRunner._next", "create_task_group")
+        if source_contains(
+            "harness_testkit.reference._slice_runner:SliceRunner._next", "create_task_group"
+        )
         else "Each collection walks every live object, and 1,000 live sessions hold many."
     )
     section.notes.append(

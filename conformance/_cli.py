@@ -20,9 +20,9 @@ from typing import Any, NoReturn
 
 import click
 
-from harness_testkit._inputs import InputError, read_bounded_text
+from harness_testkit.common import InputError, read_bounded_text
 
-from ._adapter_checks.registry import REGISTRY, ordered_checks
+from ._adapter._registry import REGISTRY, ordered_checks
 from ._capabilities import AdapterCapabilities
 from ._context import PROFILES, AdapterTarget, load_target
 from ._html import write_html
@@ -111,7 +111,7 @@ def _load_capabilities(path: Path | None) -> AdapterCapabilities | None:
 
 def self_targets() -> list[AdapterTarget]:
     """The fake harness in every capability profile (the reference run that must pass)."""
-    from ._self import self_test_targets
+    from ._zoo._good_targets import self_test_targets
 
     return self_test_targets()
 

@@ -20,9 +20,9 @@ from harness_testkit.reference import (
 )
 from harness_testkit.spec import ConsumerPart, HarnessAdapter, SandboxProvider
 
+from ._adapter._recording import RecordingAdapter
 from ._capabilities import AdapterCapabilities, resolve_capabilities
 from ._checks import CheckFailed
-from ._recording import RecordingAdapter
 
 if TYPE_CHECKING:
     from ._runner import Expectations

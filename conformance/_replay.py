@@ -12,15 +12,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness_testkit._inputs import MAX_SAFE_INTEGER, InputError, read_structured
+from harness_testkit.common import MAX_SAFE_INTEGER, InputError, read_structured
+from harness_testkit.spec import HarnessUsageError
 
 __all__ = ["BUNDLE_VERSION", "Bundle", "BundleError", "load_bundle_model"]
 
 BUNDLE_VERSION = 1
 
 
-class BundleError(ValueError):
+class BundleError(HarnessUsageError):
     """The file is not a usable replay bundle; the message names the field."""
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "BundleError"
 
 
 class Bundle(BaseModel):

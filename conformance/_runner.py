@@ -21,11 +21,10 @@ from typing import Any, Literal
 import anyio
 
 from harness_testkit import __version__
-from harness_testkit._inputs import InputError, bounded_copy, read_structured
-from harness_testkit._processes import pid_exited
-from harness_testkit.spec import HostProtocolError, InvalidLifecycleStateError
+from harness_testkit.common import InputError, bounded_copy, pid_exited, read_structured
+from harness_testkit.spec import HarnessUsageError, HostProtocolError, InvalidLifecycleStateError
 
-from ._adapter_checks.registry import REGISTRY, ordered_checks
+from ._adapter._registry import REGISTRY, ordered_checks
 from ._capabilities import resolve_capabilities
 from ._checks import Check, CheckFailed, CheckSkipped
 from ._context import PROFILES, AdapterTarget, CheckContext, Profile
@@ -484,8 +483,11 @@ def _write_bundle(
     return path
 
 
-class SelectionError(ValueError):
+class SelectionError(HarnessUsageError):
     """A selection names a check, area, level, tier or requirement that does not exist."""
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "SelectionError"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Subclass it in a test module of your project::
 
-    from harness_testkit.conformance import ConformanceSuite
+    from . import ConformanceSuite
 
     class TestMyAdapter(ConformanceSuite):
         pass
@@ -24,9 +24,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from harness_testkit._pytest_plugin import TARGETS
-
-from ._adapter_checks.registry import ordered_checks
+from ._adapter._registry import ordered_checks
 from ._capabilities import AdapterCapabilities, CapabilityResolution, resolve_capabilities
 from ._checks import Check
 from ._context import AdapterTarget
@@ -138,12 +136,12 @@ class ConformanceSuite:
     @pytest.fixture
     def harness_target(
         self,
-        request: pytest.FixtureRequest,
+        harness_run_state: Any,
         harness_adapter: Any,
         harness_capabilities: AdapterCapabilities | None,
     ) -> tuple[AdapterTarget, CapabilityResolution]:
         """The adapter under test and its effective capabilities (resolved once per run)."""
-        cache = request.config.stash.setdefault(TARGETS, {})
+        cache = harness_run_state.adapter_targets
         key = id(harness_adapter)
         if key not in cache:
             cache[key] = pytest_target(harness_adapter, harness_capabilities)

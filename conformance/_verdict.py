@@ -149,7 +149,7 @@ class Gate:
         Raises:
             ValueError: naming the file and what is wrong in it.
         """
-        from harness_testkit._inputs import read_structured
+        from harness_testkit.common import read_structured
 
         data = read_structured(path, what="baseline file")
         ids = data.get("unverified") if isinstance(data, dict) else None

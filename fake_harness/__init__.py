@@ -63,12 +63,12 @@ from ._script import StepUsage as StepUsage
 from ._script import TextAction as TextAction
 from ._script import WaitForUserMessageAction as WaitForUserMessageAction
 from ._script import WebSearchAnswer as WebSearchAnswer
-from ._scripting import ScriptableHarness as ScriptableHarness
-from ._scripting import is_scriptable as is_scriptable
+from ._scripting_extension import ScriptableHarness as ScriptableHarness
+from ._scripting_extension import is_scriptable as is_scriptable
 from ._session import FakeHarnessSession as FakeHarnessSession
 from ._strategies import scripts as scripts
-from ._turn import FakePromptControl as FakePromptControl
-from ._turn import TurnRuntime as TurnRuntime
+from ._turn_driver import FakePromptControl as FakePromptControl
+from ._turn_driver import TurnRuntime as TurnRuntime
 from ._validate import ScriptProblem as ScriptProblem
 from ._validate import script_problems as script_problems
 from ._workspace import Workspace as Workspace

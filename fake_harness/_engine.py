@@ -2,7 +2,7 @@
 
 The engine does no I/O. It yields requests (emit a part, execute in the sandbox, await a
 host submission, poll for user messages or compaction requests, sleep, log an
-observation) and receives their answers; the driver (``_turn.py``) performs them live or
+observation) and receives their answers; the driver (``_turn_driver.py``) performs them live or
 answers them from the turn's journal when re-deriving a continued turn. Given the same
 script, seed, settings and answers, it yields the same requests, which is what makes
 suspension and continuation exact.
@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeAlias
 import anyio
 import jsonschema
 
-from harness_testkit._patterns import pattern_search
+from harness_testkit.common import pattern_search
 from harness_testkit.spec import (
     ErrorPart,
     FileChangePart,

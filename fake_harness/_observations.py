@@ -13,7 +13,14 @@ from typing import Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import Field
 
-from harness_testkit.spec import BuiltinToolFiltering, JSONValue, PermissionMode, ToolSpec
+from harness_testkit.spec import (
+    BuiltinToolFiltering,
+    HarnessUsageError,
+    JSONValue,
+    PermissionMode,
+    ToolSpec,
+    find_non_json,
+)
 
 from ._script import ScriptModel
 
@@ -123,6 +130,35 @@ class ToolResultReceived(_Entry):
     output: JSONValue = None
     is_error: bool = False
     tool_result: dict[str, JSONValue] | None = None
+
+    @classmethod
+    def of_submission(
+        cls,
+        session_id: str,
+        tool_call_id: str,
+        output: JSONValue,
+        is_error: bool,
+        tool_result: object,
+    ) -> ToolResultReceived:
+        """The entry for a ``submit_tool_result`` call, once its output is known to be JSON.
+
+        Every runtime that records host input (the fake, the Claude Code adapter) checks
+        a submitted result the same way before it keeps it. The arguments after
+        ``session_id`` are those of ``submit_tool_result``, in its order.
+
+        Raises:
+            HarnessUsageError: ``output`` is not JSON; the message names the call.
+        """
+        problem = find_non_json(output, "output")
+        if problem is not None:
+            raise HarnessUsageError(f"Tool result for '{tool_call_id}' is not JSON: {problem}.")
+        return cls(
+            session_id=session_id,
+            tool_call_id=tool_call_id,
+            output=output,
+            is_error=is_error,
+            tool_result=tool_result if isinstance(tool_result, dict) else None,
+        )
 
 
 class UserMessageReceived(_Entry):

@@ -1,6 +1,6 @@
 """The engine's request vocabulary: what a turn asks its driver to do.
 
-The engine (``_engine.py``) yields these; the driver (``_turn.py``) performs them live or
+The engine (``_engine.py``) yields these; the driver (``_turn_driver.py``) performs them live or
 answers them from the turn's journal. ``TurnContext`` is everything a turn depends on.
 """
 

@@ -28,8 +28,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 import yaml
 from pydantic import Field, field_validator, model_validator
 
-from harness_testkit._inputs import parse_structured, read_bounded_text
-from harness_testkit._patterns import check_pattern
+from harness_testkit.common import check_pattern, parse_structured, read_bounded_text
 from harness_testkit.spec import JSONValue, ToolUseKind, UnifiedFinishReason, WireModel, load_yaml
 
 __all__ = [

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from harness_testkit._patterns import pattern_search
+from harness_testkit.common import pattern_search
 from harness_testkit.spec import (
     ContinueTurnOptions,
     ContinueTurnState,
@@ -17,7 +17,7 @@ from harness_testkit.spec import (
     PromptTurnOptions,
     ResumeSessionState,
     StartOptions,
-    UserMessage,
+    prompt_text,
 )
 
 from ._errors import FakeHarnessCrashError, FakeHarnessError, ScriptMismatchError
@@ -25,29 +25,13 @@ from ._observations import CompactionPerformed, LifecycleEvent, TurnStarted
 from ._requests import TurnContext
 from ._script import McpServer, Script
 from ._state import Conversation, SessionData, TurnRecord, TurnSettingsRecord, compact_conversation
-from ._turn import TERMINAL_STATUSES, FakePromptControl, TurnRuntime, make_control
+from ._turn_driver import TERMINAL_STATUSES, FakePromptControl, TurnRuntime, make_control
 from ._workspace import Workspace
 
 if TYPE_CHECKING:
     from ._harness import FakeHarness
 
-__all__ = ["FakeHarnessSession", "prompt_text"]
-
-
-def prompt_text(prompt: UserMessage) -> str:
-    """The text of a prompt: the string, or the text parts of one user message."""
-    if isinstance(prompt, str):
-        return prompt
-    content = prompt.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, Mapping) and part.get("type") == "text"
-        )
-    return ""
+__all__ = ["FakeHarnessSession"]
 
 
 def _select_turn(script: Script, text: str, conversation: Conversation) -> tuple[int, int]:
@@ -410,12 +394,7 @@ class FakeHarnessSession:
         self._check(event)
         turn = self._turn
         if turn is not None and turn.unfinished:
-            continuation = await self.do_suspend_turn()
-            state = ResumeSessionState(
-                harness_id=self._harness.harness_id,
-                data=continuation.data,
-                continue_from=continuation,
-            )
+            state = ResumeSessionState.mid_turn(await self.do_suspend_turn())
         else:
             state = ResumeSessionState(harness_id=self._harness.harness_id, data=self._data(None))
         self._ended = {"detach": "detached", "stop": "stopped"}[event]

@@ -31,7 +31,7 @@ from typing import Any
 
 import anyio
 
-from harness_testkit._patterns import UnsafePatternError, pattern_search
+from harness_testkit.common import UnsafePatternError, pattern_search
 from harness_testkit.spec import (
     JSONValue,
     SandboxAbortedError,

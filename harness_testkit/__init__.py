@@ -4,6 +4,8 @@ The distribution holds these packages, each with one facade (README, "What is in
 
 - :mod:`harness_testkit.spec`: the harness-v1 contract as runtime-validated models,
   protocols, errors and the numbered requirement catalogue.
+- :mod:`harness_testkit.common`: what several packages share (bounded input reading,
+  user regexes, process checks); internal to the distribution.
 - :mod:`harness_testkit.reference`: the reference ``HarnessAgent`` and the workflow runners.
 - :mod:`harness_testkit.sandbox`: the sandbox providers (embedded local default, Docker).
 - :mod:`harness_testkit.fake_harness`: a deterministic, scriptable harness runtime.

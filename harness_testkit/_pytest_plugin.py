@@ -11,6 +11,9 @@ then the default): ``harness_adapter``, ``harness_capabilities``, ``harness_prof
 ``harness_bundle_dir``, ``harness_example_database``, and for the sandbox provider suite
 (``SandboxSuite``) ``harness_sandbox_provider``, ``harness_sandbox_capabilities``,
 ``harness_sandbox_race_rounds``.
+
+The plugin owns the run's state (its stash keys): the suites reach it only through the
+``harness_run_state`` fixture (:class:`HarnessRunState`), never by importing this module.
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ __all__ = [
     "OPTIONS",
     "SANDBOX_TARGETS",
     "TARGETS",
+    "HarnessRunState",
     "harness_adapter",
     "harness_capabilities",
     "harness_run_options",
+    "harness_run_state",
     "harness_sandbox_capabilities",
     "harness_sandbox_provider",
     "load_factory",
@@ -164,6 +169,49 @@ def load_factory(spec: str, option: str = "--harness-adapter") -> Any:
     if option == "--harness-adapter" and not callable(factory):
         raise pytest.UsageError(f"{option}: {module_name}.{attribute} is not callable.")
     return factory
+
+
+class HarnessRunState:
+    """What the plugin keeps for one pytest run, as the suites see it.
+
+    Args:
+        config: The run's pytest configuration (the state lives in its stash).
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+
+    @property
+    def adapter_targets(self) -> dict[int, tuple[Any, Any]]:
+        """Adapters checked so far: ``id(factory)`` -> (target, capability resolution).
+
+        ``ConformanceSuite`` resolves each adapter once and keeps it here; the terminal
+        summary prints their capabilities.
+        """
+        return self._config.stash.setdefault(TARGETS, {})
+
+    @property
+    def sandbox_targets(self) -> dict[int, tuple[Any, str, bool]]:
+        """Sandbox providers checked so far: ``id(fixture value)`` -> (target, name, owned).
+
+        ``SandboxSuite`` builds each target once and keeps it here; the plugin closes the
+        providers it owns when the session finishes.
+        """
+        return self._config.stash.setdefault(SANDBOX_TARGETS, {})
+
+    def option(self, name: str) -> str | None:
+        """The value of option ``harness_<name>``: command line, else ini, else the default.
+
+        Raises:
+            pytest.UsageError: an ini value outside the option's choices.
+        """
+        return option_value(self._config, name)
+
+
+@pytest.fixture
+def harness_run_state(request: pytest.FixtureRequest) -> HarnessRunState:
+    """The plugin's state for this run (targets checked, option values), for the suites."""
+    return HarnessRunState(request.config)
 
 
 @pytest.fixture

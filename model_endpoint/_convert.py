@@ -26,7 +26,7 @@ from harness_testkit.fake_harness import (
     StepCondition,
     TextAction,
 )
-from harness_testkit.spec import JSONValue
+from harness_testkit.spec import HarnessUsageError, JSONValue
 
 from ._script import (
     Block,
@@ -58,9 +58,12 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-class ScriptConversionError(ValueError):
+class ScriptConversionError(HarnessUsageError):
     """The kit script uses something a model endpoint cannot serve (a file change, a raw
     part, a fault, ...); the message names the turn, step and action."""
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "ScriptConversionError"
 
 
 def _default_mcp_name(server: str, tool: str) -> str:

@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from harness_testkit._patterns import pattern_search
+from harness_testkit.common import pattern_search
 from harness_testkit.spec import JSONValue
 
 from ._records import EndpointError, EndpointErrorKind, RecordedRequest

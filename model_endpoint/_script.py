@@ -28,8 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from harness_testkit._inputs import MAX_DEPTH, parse_structured, read_bounded_text
-from harness_testkit._patterns import check_pattern
+from harness_testkit.common import MAX_DEPTH, check_pattern, parse_structured, read_bounded_text
 from harness_testkit.spec import JSONValue, WireModel, safe_load_bounded
 
 __all__ = [

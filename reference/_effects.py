@@ -1,6 +1,6 @@
 """The effects the slice machine asks its driver to perform, and the JSON helpers both use.
 
-Plain values: the machine (``_turn_machine.py``) yields them, the driver (``_turn.py``)
+Plain values: the machine (``_turn_machine.py``) yields them, the driver (``_slice_runner.py``)
 performs them and sends back what they returned (``None``, or an :class:`Execution` for
 an inline :class:`Execute`).
 """

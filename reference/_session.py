@@ -31,8 +31,8 @@ from harness_testkit.spec import (
 from ._detached import new_event
 from ._handoff import Flag
 from ._part_queue import PartQueue
+from ._slice_runner import SliceRunner
 from ._stream_result import StreamResult
-from ._turn import SliceRunner
 from ._turn_state import (
     ApprovalContinuation,
     FrozenTurn,

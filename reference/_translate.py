@@ -2,7 +2,7 @@
 
 No I/O, no event loop, no turn state: each function takes a harness part (and the few
 values it needs: the session work dir, the merged tools, a minted id) and returns the
-consumer parts the agent forwards for it. The slice runner (``_turn.py``) decides when a
+consumer parts the agent forwards for it. The slice runner (``_slice_runner.py``) decides when a
 part is forwarded, held or suppressed; these functions only say what it becomes.
 """
 

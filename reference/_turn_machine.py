@@ -4,7 +4,7 @@ This is the h11 half of the agent's turn engine (``fake_harness`` splits its eng
 runtime the same way). :class:`SliceMachine` takes harness parts and returns consumer
 parts and *effects* (``_effects.py``); it never awaits, owns no task, queue or event, and
 reads the clock and id generator only through the turn core (``timestamp``, ``ids``). The
-driver (``_turn.py``) reads the queue, performs the effects (submitting results, running
+driver (``_slice_runner.py``) reads the queue, performs the effects (submitting results, running
 host tools, joining executions, forwarding consumer parts with backpressure) and sends
 their values back.
 

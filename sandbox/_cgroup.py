@@ -28,7 +28,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_testkit._processes import pid_exited
+from harness_testkit.common import pid_exited
 
 __all__ = [
     "CGROUP_PREFIX",

@@ -50,6 +50,7 @@ from harness_testkit.fake_harness import (
 )
 from harness_testkit.reference import Tool, ToolExecutionOptions, tool
 from harness_testkit.spec import (
+    HarnessUsageError,
     JSONValue,
     PermissionMode,
     Skill,
@@ -105,7 +106,7 @@ class ScenarioIssue:
     line: int | None = None
 
 
-class ScenarioError(ValueError):
+class ScenarioError(HarnessUsageError):
     """A scenario file cannot be read or is invalid (raised by :func:`load_scenario`).
 
     The message names the file, then one line per problem: ``file:line: path: problem``.
@@ -114,6 +115,9 @@ class ScenarioError(ValueError):
         file: The scenario file (or ``<scenario>`` for an in-memory document).
         issues: The problems found.
     """
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "ScenarioError"
 
     def __init__(self, file: str, issues: Sequence[ScenarioIssue]) -> None:
         self.file = file

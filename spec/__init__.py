@@ -96,6 +96,7 @@ from ._protocols import SandboxProvider as SandboxProvider
 from ._protocols import SandboxSession as SandboxSession
 from ._protocols import StartOptions as StartOptions
 from ._protocols import UserMessage as UserMessage
+from ._protocols import prompt_text as prompt_text
 from ._requirements import AREAS as AREAS
 from ._requirements import Checkability as Checkability
 from ._requirements import Requirement as Requirement
@@ -320,6 +321,7 @@ __all__ = [
     "parse_host_message",
     "parse_lifecycle_state",
     "parse_stream_part",
+    "prompt_text",
     "requires_approval",
     "safe_load_bounded",
     "sandbox_bootstrap_identity",

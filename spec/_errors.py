@@ -1,26 +1,74 @@
 """The error hierarchy of harness-testkit.
 
-Every exception the kit raises on purpose is one of these::
+Every exception the kit raises on purpose is one of these, or derives from one (the
+package that defines a class outside ``spec`` is named after it)::
 
     Exception
      +-- HarnessError                          (AI_HarnessError)
      |    +-- HarnessCapabilityUnsupportedError (AI_HarnessCapabilityUnsupportedError)
      |    +-- HarnessSandboxAuthenticationError (AI_HarnessSandboxAuthenticationError)
      |    +-- InvalidLifecycleStateError        (serialized as AI_HarnessError)
+     |    +-- PartLimitExceededError            (reference: a turn emitted too many parts)
+     |    +-- NoObjectGeneratedError            (reference: no valid structured output)
+     |    +-- WorkflowFailedError               (reference: a workflow step failed)
+     |    +-- HostAdapterError                  (an adapter's own error inside a Node host, by its name)
+     |    +-- FakeHarnessError                  (fake_harness: the fake's own failures)
+     |         +-- FakeHarnessCrashError        (a scripted crash)
+     |         +-- TurnAbortedError             (the turn was aborted)
+     |         +-- ScriptMismatchError          (the turn does not match its script)
      +-- NoSuchToolError                       (AI_NoSuchToolError; also a LookupError)
+     +-- InvalidToolInputError                 (reference: AI_InvalidToolInputError; a ValueError)
      +-- ToolContextValidationError            (AI_TypeValidationError; also a ValueError)
-     +-- HarnessUsageError                     (invalid settings or arguments; a ValueError)
+     +-- HarnessUsageError                     (invalid settings, arguments or user files; a ValueError)
+     |    +-- YamlError                        (a user's document is not YAML 1.2)
+     |    +-- RequirementCatalogueError        (the requirement catalogue is malformed)
+     |    +-- InputError                       (a user's file is unusable: size, depth, numbers)
+     |    +-- UnsafePatternError               (a user's regex needs backtracking)
+     |    +-- ScenarioError                    (simulate: a scenario file is invalid)
+     |    +-- ScriptConversionError            (model_endpoint: a script an endpoint cannot serve)
+     |    +-- SelectionError                   (conformance: a selection names nothing known)
+     |    +-- BundleError                      (conformance: not a usable replay bundle)
      +-- HarnessSessionStateError              (session or turn in the wrong state; a RuntimeError)
      +-- HarnessTurnError                      (a turn broke the stream contract; a RuntimeError)
+     +-- HostProtocolError                     (an adapter host broke the host protocol; a RuntimeError)
+     +-- HostSetupError                        (an adapter host cannot be set up: npm, Node; a RuntimeError)
      +-- SandboxError                          (sandbox provider or session failures)
-          +-- SandboxPathError                 (path escapes the session root; a ValueError)
-          +-- SandboxTimeoutError              (a command outlived its timeout; a TimeoutError)
-          +-- SandboxAbortedError              (a command was aborted by its caller)
-          +-- SandboxUnavailableError          (the provider cannot run here, e.g. no engine)
+     |    +-- SandboxPathError                 (path escapes the session root; a ValueError)
+     |    +-- SandboxTimeoutError              (a command outlived its timeout; a TimeoutError)
+     |    +-- SandboxAbortedError              (a command was aborted by its caller)
+     |    +-- SandboxUnavailableError          (the provider cannot run here, e.g. no engine)
      +-- MissingExtraError                     (an optional extra is not installed; an ImportError)
 
-The ``name`` attribute of each error is the name a TypeScript peer uses; messages that
-the specification quotes are reproduced exactly.
+The user-file errors under ``HarnessUsageError`` keep their own ``name`` (their class
+name) in serialized error parts, and stay ``ValueError`` for code that catches that.
+
+Outside the tree, each for the reason on its line::
+
+    AssertionError
+     +-- CheckFailed                           (conformance: pytest shows a failed check as a failed assertion)
+     |    +-- SandboxCheckFailed
+     +-- UnforeseenRequestError                (model_endpoint: pytest shows an unplanned request as a failed assertion)
+    Exception
+     +-- CheckSkipped                          (conformance: a signal the runner turns into a skip, not an error)
+     |    +-- SandboxCheckSkipped
+     +-- ScriptedToolError                     (simulate: stands in for a user tool's own exception)
+     +-- SliceFailed                           (reference: carries a slice's error to the agent, which raises it)
+     +-- InvalidRequestError                   (model_endpoint: answered with HTTP 400, never raised to a caller)
+     +-- StreamCutError                        (model_endpoint: cuts a response mid-body; the server drops it)
+     +-- _NotPlain                             (reference: control flow, caught in its module)
+     +-- _Escape                               (sandbox: control flow, turned into SandboxPathError)
+     +-- _ActionFailed                         (simulate: control flow, caught in its module)
+     +-- _OwnKill                              (conformance: control flow, caught in its module)
+     +-- _SetupError                           (conformance: control flow, the CLI exits 2)
+    BaseException
+     +-- RunInterrupted                        (conformance: passes every `except Exception` of a check or adapter)
+     +-- ShrinkingCut                          (conformance: hypothesis must not take it for a failure)
+     +-- Terminated                            (conformance: SIGTERM passes every `except Exception`)
+     +-- CheckInterrupted                      (conformance: hypothesis must not take it for a failure)
+
+``tests/test_architecture.py`` checks this drawing against the classes the packages
+define. The ``name`` attribute of each error is the name a TypeScript peer uses; messages
+that the specification quotes are reproduced exactly.
 """
 
 from __future__ import annotations

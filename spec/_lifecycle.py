@@ -160,6 +160,23 @@ class ResumeSessionState(WireModel):
     def _json_data(cls, value: Any, info: ValidationInfo) -> Any:
         return _require_json(value, "data", info)
 
+    @classmethod
+    def mid_turn(cls, continuation: ContinueTurnState) -> ResumeSessionState:
+        """The state of a session detached or stopped during a turn.
+
+        Args:
+            continuation: The unfinished turn's state (from ``do_suspend_turn``).
+
+        Returns:
+            A ``resume-session`` state of the same harness that nests ``continuation``
+            and carries its data.
+        """
+        return cls(
+            harness_id=continuation.harness_id,
+            data=continuation.data,
+            continue_from=continuation,
+        )
+
 
 LifecycleState: TypeAlias = Annotated[
     ResumeSessionState | ContinueTurnState, Field(discriminator="type")

@@ -41,10 +41,35 @@ __all__ = [
     "SandboxSession",
     "StartOptions",
     "UserMessage",
+    "prompt_text",
 ]
 
 #: A user prompt: plain text or one user message ``{"role": "user", "content": ...}``.
 UserMessage: TypeAlias = str | dict[str, Any]
+
+
+def prompt_text(prompt: UserMessage) -> str:
+    """The text of a prompt: the string, or the text parts of one user message, joined.
+
+    Args:
+        prompt: The prompt a turn was given.
+
+    Returns:
+        The text; ``""`` for a message without text parts.
+    """
+    if isinstance(prompt, str):
+        return prompt
+    content = prompt.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, Mapping) and part.get("type") == "text"
+        )
+    return ""
+
 
 #: The synchronous callback an adapter calls once per stream part, in order. It accepts
 #: a part model or the equivalent wire dict; the agent validates what it receives.

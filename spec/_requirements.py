@@ -39,6 +39,8 @@ from typing import Final, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ._errors import HarnessUsageError
+
 __all__ = [
     "AREAS",
     "CATALOGUE_FILE_NAME",
@@ -90,12 +92,15 @@ _DECISION_PREFIXES: Final = ("ambiguity", "decision", "issue")
 _EnumT = TypeVar("_EnumT", bound=StrEnum)
 
 
-class RequirementCatalogueError(ValueError):
+class RequirementCatalogueError(HarnessUsageError):
     """Raised when ``requirements.yaml`` (or data given to the parser) is malformed.
 
     You see it when the catalogue is loaded: the message names the offending
     requirement id (or its position when it has no usable id) and says how to fix it.
     """
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "RequirementCatalogueError"
 
 
 class RequirementLevel(StrEnum):

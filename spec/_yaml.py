@@ -17,10 +17,12 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from ._errors import HarnessUsageError
+
 __all__ = ["YamlError", "YamlLocator", "load_yaml"]
 
 
-class YamlError(ValueError):
+class YamlError(HarnessUsageError):
     """A document that is not valid YAML 1.2.
 
     Attributes:
@@ -28,6 +30,9 @@ class YamlError(ValueError):
         problem: What the parser found wrong.
         line: 1-based line of the problem, when known.
     """
+
+    #: The name error parts and reports show for it (its own, not ``Error``).
+    name = "YamlError"
 
     def __init__(self, source: str, problem: str, line: int | None) -> None:
         self.source = source

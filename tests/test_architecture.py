@@ -3,15 +3,24 @@
 - Packages talk through facades: no module (library or test) imports a private module
   (a ``_name`` component) of another package. Tests may import private modules of the
   package they test (``tests/<package>/``; ``tests/zoo`` belongs to ``conformance``).
-- Layering: ``sandbox`` builds on ``spec`` only; ``reference`` on ``spec`` and ``sandbox``
-  (plus lazy re-exports of ``simulate`` names); ``simulate`` is the only package that
-  imports both ``reference`` and ``fake_harness``.
+- Layering: ``common`` builds on ``spec`` only; ``sandbox`` on ``spec`` and ``common``;
+  ``reference`` on ``spec`` and ``sandbox`` (plus lazy re-exports of ``simulate`` names);
+  ``simulate`` is the only package that imports both ``reference`` and ``fake_harness``.
 - No import cycle between modules at file level (imports under ``TYPE_CHECKING`` and
   imports inside functions are not file-level).
 - Size: a module (library, test, benchmark or script) over 800 lines says in its docstring,
   on a line starting ``One idea:``, which one idea needs the length.
 - The agent's turn: its state, machine, effects and translation do no I/O and never
   wait; the turn core's state changes only through its own transition methods.
+- ``conformance`` is a core and three private rooms (``_adapter``, ``_sandbox``, ``_zoo``)
+  of private modules; it imports itself only relatively; rooms import the core, the zoo
+  also the adapter room, and only named core modules import a room.
+- The error tree: ``spec/_errors.py`` draws every exception class the packages define,
+  in the tree under a class it derives from, or outside it with the reason on its line.
+- The root package holds only its CLI and the pytest plugin, and the packages take only
+  ``__version__`` from it (shared helpers live in ``common``).
+- Names: no two modules of a folder differ only by an ending or a letter; no test file
+  repeats its folder's name.
 - In tests, benchmarks and scripts every ``# type: ignore[code]`` says why (a comment after
   it on its line, or a comment line right above).
 """
@@ -30,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {
     "harness_testkit": "",
     "spec": "spec",
+    "common": "common",
     "reference": "reference",
     "fake_harness": "fake_harness",
     "conformance": "conformance",
@@ -41,6 +51,7 @@ PACKAGES = {
 #: Test folders whose tests may open their own package's private modules.
 TEST_OWNERS = {
     "spec": "spec",
+    "common": "common",
     "reference": "reference",
     "fake_harness": "fake_harness",
     "conformance": "conformance",
@@ -53,12 +64,13 @@ TEST_OWNERS = {
 #: Which packages each package may import at file level (besides itself and the root).
 ALLOWED_DEPENDENCIES = {
     "spec": set(),
-    "sandbox": {"spec"},
+    "common": {"spec"},
+    "sandbox": {"spec", "common"},
     "reference": {"spec", "sandbox"},
-    "fake_harness": {"spec"},
+    "fake_harness": {"spec", "common"},
     "simulate": {"spec", "sandbox", "reference", "fake_harness"},
-    "conformance": {"spec", "sandbox", "reference", "fake_harness"},
-    "model_endpoint": {"spec", "fake_harness"},
+    "conformance": {"spec", "common", "sandbox", "reference", "fake_harness"},
+    "model_endpoint": {"spec", "common", "fake_harness"},
     "adapters": {"spec", "sandbox", "fake_harness", "model_endpoint", "conformance"},
 }
 
@@ -371,5 +383,293 @@ def test_every_type_ignore_outside_the_packages_says_why() -> None:
                     offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not offenders, (
         "type: ignore without a reason (add '  # why' after it, or narrow the type):\n"
+        + "\n".join(offenders)
+    )
+
+
+#: ``conformance`` is a core (its top-level modules) and these rooms, each a private
+#: subpackage of private modules.
+CONFORMANCE_ROOMS = ("_adapter", "_sandbox", "_zoo")
+#: Which rooms each room may import at file level (every room may import the core).
+ROOM_DEPENDENCIES: dict[str, set[str]] = {
+    "_adapter": set(),
+    "_sandbox": set(),
+    "_zoo": {"_adapter"},
+}
+#: The core modules that may import a room's modules at file level (the facade re-exports
+#: them; the runner reads the check registry; the context wraps adapters in the recorder).
+CORE_ROOM_IMPORTS: dict[str, set[str]] = {
+    "__init__": {"_adapter", "_sandbox", "_zoo"},
+    "_context": {"_adapter"},
+    "_runner": {"_adapter"},
+    "_cli": {"_adapter"},
+    "_suite": {"_adapter"},
+}
+
+
+def _conformance_files() -> Iterator[Path]:
+    yield from sorted((ROOT / "conformance").rglob("*.py"))
+
+
+def _room_of(path: Path) -> str:
+    """``_adapter`` for ``conformance/_adapter/_grammar.py``; ``""`` for the core."""
+    parts = path.relative_to(ROOT / "conformance").parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def test_conformance_is_a_core_and_its_private_rooms() -> None:
+    folders = sorted(
+        p.name for p in (ROOT / "conformance").iterdir() if p.is_dir() and any(p.glob("*.py"))
+    )
+    assert folders == sorted(CONFORMANCE_ROOMS), f"conformance's rooms: {folders}"
+    public = [
+        path.relative_to(ROOT).as_posix()
+        for path in _conformance_files()
+        if path.name != "__init__.py" and not path.name.startswith("_")
+    ]
+    assert not public, "every conformance module is private (_name.py):\n" + "\n".join(public)
+    prefixed = [
+        path.name
+        for path in (ROOT / "conformance").glob("*.py")
+        if any(path.stem.startswith(f"{room}_") for room in CONFORMANCE_ROOMS)
+    ]
+    assert not prefixed, f"a room's module sits in the core under the room's prefix: {prefixed}"
+
+
+def test_conformance_imports_itself_only_relatively() -> None:
+    offenders = []
+    for path in _conformance_files():
+        for node in ast.walk(_parse(path)):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [
+                f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}: {name}"
+                for name in names
+                if name == "harness_testkit.conformance"
+                or name.startswith("harness_testkit.conformance.")
+            ]
+    assert not offenders, (
+        "inside conformance every import of the package is relative:\n" + "\n".join(offenders)
+    )
+
+
+def test_conformance_rooms_import_only_the_core_and_their_lower_rooms() -> None:
+    offenders = []
+    for path in _conformance_files():
+        room = _room_of(path)
+        if room:
+            allowed = ROOM_DEPENDENCIES[room] | {room}
+        else:
+            allowed = CORE_ROOM_IMPORTS.get(path.stem, set())
+        anchor = _relative_module("conformance", path)
+        for line, name in _imports(_parse(path), anchor, file_level=True):
+            parts = name.split(".")
+            if parts[:2] != ["harness_testkit", "conformance"] or len(parts) < 3:
+                continue
+            target = parts[2]
+            if target in CONFORMANCE_ROOMS and target not in allowed:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert not offenders, "room imports outside the rooms' layering:\n" + "\n".join(offenders)
+
+
+#: The module whose docstring draws the error tree, and the line that starts the drawing
+#: of the exceptions outside it.
+ERRORS_MODULE = "spec/_errors.py"
+OUTSIDE_THE_TREE = "Outside the tree"
+#: A drawn class: ``+-- Name`` at some depth, then an optional ``(note)``.
+_DRAWN = re.compile(r"^(?P<indent>[ |]*)\+-- (?P<name>\w+)\s*(?P<note>\(.*)?$")
+_DRAWN_ROOT = re.compile(r"^\s+(?P<name>\w+)\s*(?P<note>\(.*)?$")
+
+
+def _builtin_exceptions() -> set[str]:
+    import builtins
+
+    return {
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+
+
+def _kit_exception_classes() -> dict[str, tuple[str, list[str]]]:
+    """Class name -> (where, base names) of every exception class the packages define."""
+    classes: list[tuple[str, str, list[str]]] = []
+    for _, path in _library_files():
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.ClassDef):
+                bases = [
+                    base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+                    for base in node.bases
+                ]
+                classes.append((node.name, f"{path.relative_to(ROOT)}:{node.lineno}", bases))
+    exceptions = _builtin_exceptions()
+    found: dict[str, tuple[str, list[str]]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, where, bases in classes:
+            if where in {w for w, _ in found.values()}:
+                continue
+            if any(b in exceptions or b in found for b in bases):
+                assert name not in found, f"two exception classes named {name}: {where}"
+                found[name] = (where, bases)
+                changed = True
+    return found
+
+
+def _derives_directly(bases: list[str], parent: str | None) -> bool:
+    """``parent`` is one of ``bases``; a built-in parent (the drawing's roots) also
+    admits a built-in base below it (``NoSuchToolError(LookupError)`` under Exception)."""
+    import builtins
+
+    if parent in bases:
+        return True
+    root = getattr(builtins, parent or "", None)
+    return isinstance(root, type) and any(
+        isinstance(base := getattr(builtins, name, None), type) and issubclass(base, root)
+        for name in bases
+    )
+
+
+def _drawing(block: str) -> list[tuple[str, str | None, str]]:
+    """(name, drawn parent, note) of every class a drawing block shows, roots included."""
+    entries: list[tuple[str, str | None, str]] = []
+    parents: list[tuple[int, str]] = []
+    for line in block.splitlines():
+        drawn = _DRAWN.match(line)
+        root = _DRAWN_ROOT.match(line) if drawn is None else None
+        if drawn is not None:
+            depth = len(drawn["indent"])
+            while parents and parents[-1][0] >= depth:
+                parents.pop()
+            parent = parents[-1][1] if parents else None
+            entries.append((drawn["name"], parent, drawn["note"] or ""))
+            parents.append((depth, drawn["name"]))
+        elif root is not None and line.startswith("    ") and not line.startswith("     "):
+            parents = [(-1, root["name"])]
+            entries.append((root["name"], None, root["note"] or ""))
+    return entries
+
+
+def _error_drawings() -> tuple[
+    list[tuple[str, str | None, str]], list[tuple[str, str | None, str]]
+]:
+    docstring = ast.get_docstring(_parse(ROOT / ERRORS_MODULE)) or ""
+    tree, _, outside = docstring.partition(OUTSIDE_THE_TREE)
+    return _drawing(tree), _drawing(outside)
+
+
+def test_every_exception_of_the_kit_is_in_the_drawn_error_tree() -> None:
+    tree, outside = _error_drawings()
+    builtins = _builtin_exceptions()
+    assert [name for name, parent, _ in tree if parent is None] == ["Exception"], (
+        f"the error tree of {ERRORS_MODULE} has one root, Exception"
+    )
+    kit = _kit_exception_classes()
+    drawn = {name: parent for name, parent, _ in [*tree, *outside] if name not in builtins}
+    missing = [f"{where}: {name}" for name, (where, _) in sorted(kit.items()) if name not in drawn]
+    assert not missing, (
+        f"exceptions the kit defines but {ERRORS_MODULE} does not draw (derive them from a "
+        f"class of the tree, or draw them '{OUTSIDE_THE_TREE}' with the reason):\n"
+        + "\n".join(missing)
+    )
+    stale = sorted(name for name in drawn if name not in kit)
+    assert not stale, f"{ERRORS_MODULE} draws classes the kit does not define: {stale}"
+    wrong = [
+        f"{kit[name][0]}: {name} is drawn under {parent} but derives from {kit[name][1]}"
+        for name, parent in drawn.items()
+        if not _derives_directly(kit[name][1], parent)
+    ]
+    assert not wrong, "the drawing and the classes disagree:\n" + "\n".join(wrong)
+
+
+def test_every_exception_outside_the_tree_says_why() -> None:
+    _, outside = _error_drawings()
+    roots = {name for name, parent, _ in outside if parent is None}
+    assert roots, f"{ERRORS_MODULE} has no '{OUTSIDE_THE_TREE}' drawing"
+    unexplained = [
+        name for name, parent, note in outside if parent in roots and not note.strip("() ")
+    ]
+    assert not unexplained, (
+        f"classes drawn '{OUTSIDE_THE_TREE}' without a (reason) on their line: {unexplained}"
+    )
+
+
+#: The root package holds the command line (``_cli``, ``__main__`` and the ``schemas``
+#: command, which reads the conformance and simulate packages) and the pytest plugin.
+ROOT_MODULES = {"__init__", "__main__", "_cli", "_schemas", "_pytest_plugin"}
+
+
+def test_the_root_package_holds_only_the_cli_and_the_plugin() -> None:
+    modules = {path.stem for path in (ROOT / "harness_testkit").glob("*.py")}
+    assert modules == ROOT_MODULES, (
+        f"the root package holds {sorted(modules)}; shared helpers belong in a package "
+        "below the ones that use them (common/), the root keeps the CLI and the plugin"
+    )
+
+
+def test_packages_take_only_the_version_from_the_root() -> None:
+    offenders = []
+    for package, path in _library_files():
+        if not package:
+            continue
+        for line, name in _imports(_parse(path), _relative_module(package, path), file_level=False):
+            parts = name.split(".")
+            outside = parts[0] == "harness_testkit" and len(parts) > 1 and parts[1] not in PACKAGES
+            if outside and parts[1:] != ["__version__"]:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert not offenders, (
+        "packages import the root package's modules (the root is the top: its CLI and "
+        "plugin import the packages, not the other way round):\n" + "\n".join(offenders)
+    )
+
+
+def _near_identical(first: str, second: str) -> bool:
+    """``script``/``scripting``, ``turn``/``turns``: one name is the other plus a short
+    ending, or the two differ in a letter or two."""
+    import difflib
+
+    short, long = sorted((first, second), key=len)
+    if long.startswith(short) and len(long) - len(short) <= 3:
+        return True
+    return difflib.SequenceMatcher(None, first, second).ratio() >= 0.8
+
+
+def test_no_two_modules_of_a_folder_have_near_identical_names() -> None:
+    offenders = []
+    folders = sorted({path.parent for _, path in _library_files()})
+    for folder in folders:
+        stems = sorted(
+            path.stem.lstrip("_")
+            for path in folder.glob("*.py")
+            if path.stem not in ("__init__", "__main__")
+        )
+        offenders += [
+            f"{folder.relative_to(ROOT)}: _{first}.py and _{second}.py"
+            for index, first in enumerate(stems)
+            for second in stems[index + 1 :]
+            if _near_identical(first, second)
+        ]
+    assert not offenders, (
+        "modules whose names differ by an ending or a letter (name each for what it is):\n"
+        + "\n".join(offenders)
+    )
+
+
+def test_no_test_file_repeats_its_folders_name() -> None:
+    offenders = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "tests").rglob("test_*.py"))
+        if path.parent != ROOT / "tests"
+        and (
+            path.stem == f"test_{path.parent.name}"
+            or path.stem.startswith(f"test_{path.parent.name}_")
+        )
+    ]
+    assert not offenders, (
+        "test files that repeat their folder's name (tests/x/test_x_y.py -> tests/x/test_y.py):\n"
         + "\n".join(offenders)
     )

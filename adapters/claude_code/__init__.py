@@ -15,11 +15,11 @@ from harness_testkit.conformance import AdapterCapabilities, Expectations
 
 from ._builtins import BUILTIN_TOOLS as BUILTIN_TOOLS
 from ._builtins import HOST_SERVER as HOST_SERVER
+from ._cli_turn import ClaudeCodePromptControl as ClaudeCodePromptControl
 from ._harness import HARNESS_ID as HARNESS_ID
 from ._harness import ClaudeCodeHarness as ClaudeCodeHarness
 from ._harness import sdk_missing_reason as sdk_missing_reason
 from ._session import ClaudeCodeSession as ClaudeCodeSession
-from ._turn import ClaudeCodePromptControl as ClaudeCodePromptControl
 
 __all__ = [
     "BUILTIN_TOOLS",

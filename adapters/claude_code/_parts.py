@@ -24,7 +24,7 @@ from harness_testkit.spec import JSONValue
 from ._builtins import HOST_SERVER, key_of_native, mcp_parts
 
 if TYPE_CHECKING:
-    from ._turn import ClaudeCodeTurn
+    from ._cli_turn import ClaudeCodeTurn
 
 __all__ = ["Call", "TurnParts"]
 

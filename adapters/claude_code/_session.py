@@ -19,22 +19,22 @@ from harness_testkit.spec import (
     StartOptions,
     ToolSpec,
     ToolUseKind,
-    UserMessage,
     is_builtin_tool_included,
+    prompt_text,
 )
 
 from ._builtins import BUILTIN_TOOLS, HOST_SERVER, mcp_input_schema, native_of_key
+from ._cli_turn import ClaudeCodePromptControl, ClaudeCodeTurn
 from ._endpoint import ScriptedEndpoint
 from ._runner import RuntimeThread
 from ._state import SessionData, TurnData
-from ._turn import ClaudeCodePromptControl, ClaudeCodeTurn
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeAgentOptions
 
     from ._harness import ClaudeCodeHarness
 
-__all__ = ["ClaudeCodeSession", "prompt_text"]
+__all__ = ["ClaudeCodeSession"]
 
 #: Names CLI session ids (UUIDs) after harness session ids, so a state needs no lookup.
 _CLI_SESSION_NAMESPACE = uuid.UUID("8f0d5a52-6c1f-4a8e-9a4f-3b1f6c2d7e10")
@@ -43,22 +43,6 @@ _CLI_SESSION_NAMESPACE = uuid.UUID("8f0d5a52-6c1f-4a8e-9a4f-3b1f6c2d7e10")
 def cli_session_id(session_id: str) -> str:
     """The Claude Code session id (a UUID) the adapter uses for ``session_id``."""
     return str(uuid.uuid5(_CLI_SESSION_NAMESPACE, session_id))
-
-
-def prompt_text(prompt: UserMessage) -> str:
-    """The text of a prompt: the string, or the text parts of one user message."""
-    if isinstance(prompt, str):
-        return prompt
-    content = prompt.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        )
-    return ""
 
 
 class ClaudeCodeSession:
@@ -419,12 +403,7 @@ class ClaudeCodeSession:
         self.check_live(event)
         turn = self._turn
         if turn is not None and turn.unfinished:
-            continuation = await self.do_suspend_turn()
-            state = ResumeSessionState(
-                harness_id=self._harness.harness_id,
-                data=continuation.data,
-                continue_from=continuation,
-            )
+            state = ResumeSessionState.mid_turn(await self.do_suspend_turn())
         else:
             state = ResumeSessionState(
                 harness_id=self._harness.harness_id, data=self._state_data(None)

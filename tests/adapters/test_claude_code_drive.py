@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from harness_testkit.adapters.claude_code._turn import ClaudeCodeTurn
+from harness_testkit.adapters.claude_code._cli_turn import ClaudeCodeTurn
 from harness_testkit.spec import HarnessSessionStateError
 
 pytestmark = pytest.mark.anyio

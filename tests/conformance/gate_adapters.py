@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from harness_testkit.conformance import AdapterCapabilities, capabilities_of
-from harness_testkit.conformance._zoo.machinery import Defect, MutantAdapter, MutantSession
+from harness_testkit.conformance._zoo._machinery import Defect, MutantAdapter, MutantSession
 from harness_testkit.fake_harness import FakeHarness, get_profile
 from harness_testkit.spec import PromptControl, PromptTurnOptions
 
@@ -96,7 +96,7 @@ crashing_start.capabilities = minimal.capabilities  # type: ignore[attr-defined]
 
 
 def _mutant_factory(name: str) -> Any:
-    from harness_testkit.conformance._zoo.catalog import get_mutant
+    from harness_testkit.conformance._zoo._catalog import get_mutant
 
     mutant = get_mutant(name)
 

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from harness_testkit.conformance._zoo.machinery import Defect, MutantAdapter, MutantControl
+from harness_testkit.conformance._zoo._machinery import Defect, MutantAdapter, MutantControl
 from harness_testkit.fake_harness import FakeHarness
 from harness_testkit.reference import HarnessAgent, LocalSandboxProvider
 

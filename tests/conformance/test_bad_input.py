@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from harness_testkit._cli import cli
-from harness_testkit._inputs import InputError, parse_structured
+from harness_testkit.common import InputError, parse_structured
 from harness_testkit.conformance import (
     REGISTRY,
     AdapterTarget,
@@ -136,7 +136,7 @@ def test_structured_inputs_parse_or_refuse_by_name(text: str) -> None:
 
 @pytest.mark.requirement("DECISION-008")
 def test_special_files_and_alias_bombs_are_refused(tmp_path: Path) -> None:
-    from harness_testkit._inputs import read_structured
+    from harness_testkit.common import read_structured
 
     with pytest.raises(InputError, match="not a regular file"):
         read_structured(Path("/dev/zero"), what="script")

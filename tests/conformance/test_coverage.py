@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from harness_testkit.conformance import ordered_checks
-from harness_testkit.conformance._sandbox_suite import SANDBOX_CHECKS
+from harness_testkit.conformance._sandbox._checks import SANDBOX_CHECKS
 from harness_testkit.spec import load_requirements
 
 UNCHECKED = Path(__file__).resolve().parents[2] / "conformance" / "unchecked.yaml"

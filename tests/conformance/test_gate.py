@@ -25,7 +25,7 @@ from harness_testkit.conformance import (
 )
 from harness_testkit.conformance._report import Status
 from harness_testkit.conformance._verdict import Gate, RunDocuments, verdict
-from harness_testkit.conformance._zoo.catalog import get_mutant
+from harness_testkit.conformance._zoo._catalog import get_mutant
 
 from . import gate_adapters
 

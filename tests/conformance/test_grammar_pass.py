@@ -19,15 +19,15 @@ import functools
 import pytest
 
 from harness_testkit.conformance import REGISTRY, Check, RunOptions
-from harness_testkit.conformance._adapter_checks.registry import (
+from harness_testkit.conformance._adapter._registry import (
     GRAMMAR_PASS_CHECKS,
     GRAMMAR_PASS_REQUIREMENTS,
     reporting_checks,
 )
 from harness_testkit.conformance._report import CheckResult
 from harness_testkit.conformance._runner import run_check
-from harness_testkit.conformance._zoo.catalog import DEFECTS
-from harness_testkit.conformance._zoo.machinery import Defect, Mutant
+from harness_testkit.conformance._zoo._catalog import DEFECTS
+from harness_testkit.conformance._zoo._machinery import Defect, Mutant
 from harness_testkit.fake_harness import profiles
 
 _PROBE = "wrong-field-names"

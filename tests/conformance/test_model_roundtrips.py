@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from pydantic import ValidationError
 
-from harness_testkit.conformance._strategies import (
+from harness_testkit.conformance._adapter._strategies import (
     consumer_parts,
     corrupted_stream_parts,
     lifecycle_states,

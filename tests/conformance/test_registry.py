@@ -7,7 +7,7 @@ from types import ModuleType
 import pytest
 
 from harness_testkit.conformance import REGISTRY, Check, ordered_checks
-from harness_testkit.conformance._adapter_checks import registry
+from harness_testkit.conformance._adapter import _registry as registry
 
 
 @pytest.mark.parametrize("module", registry._MODULES, ids=lambda module: module.__name__)

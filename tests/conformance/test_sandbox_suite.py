@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_testkit.conformance._sandbox_model import skip_reason
-from harness_testkit.conformance._sandbox_suite import (
+from harness_testkit.conformance._sandbox._checks import (
     SANDBOX_CHECKS,
     SandboxCapabilities,
     SandboxCheck,
@@ -19,6 +18,7 @@ from harness_testkit.conformance._sandbox_suite import (
     SandboxTarget,
     run_sandbox_check,
 )
+from harness_testkit.conformance._sandbox._model import skip_reason
 from harness_testkit.sandbox import DockerSandboxProvider, LocalSandboxProvider
 from tests.sandbox.support import docker_provider_or_skip, finish_docker_provider
 

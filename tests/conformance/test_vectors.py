@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness_testkit.conformance import load_vector, replay_trace
-from harness_testkit.conformance._vectors import BUILTIN_TRACES, make_vector
+from harness_testkit.conformance._adapter._vectors import BUILTIN_TRACES, make_vector
 
 VECTORS = Path(__file__).resolve().parents[2] / "conformance" / "vectors"
 
@@ -25,7 +25,7 @@ def test_committed_vector_is_current(name: str) -> None:
     regenerated = json.loads(json.dumps(make_vector(name, description, turns), default=str))
     assert committed == regenerated, (
         f"conformance/vectors/{name}.json is stale; regenerate with "
-        "harness_testkit.conformance._vectors.write_builtin_vectors"
+        "harness_testkit.conformance._adapter._vectors.write_builtin_vectors"
     )
 
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 
 def _time_slice_check() -> Any:
     from harness_testkit.conformance import REGISTRY
-    from harness_testkit.conformance._adapter_checks.workflow import time_slices
+    from harness_testkit.conformance._adapter._workflow import time_slices
 
     assert REGISTRY["scripted.time-slices"] is time_slices
     return time_slices
@@ -23,7 +23,7 @@ def _time_slice_check() -> Any:
 
 def test_the_fake_harness_passes_the_time_slice_property() -> None:
     from harness_testkit.conformance._runner import RunOptions, run_check
-    from harness_testkit.conformance._self import self_test_targets
+    from harness_testkit.conformance._zoo._good_targets import self_test_targets
 
     check = _time_slice_check()
     for target in self_test_targets():
@@ -34,10 +34,10 @@ def test_the_fake_harness_passes_the_time_slice_property() -> None:
 async def test_the_property_catches_a_finish_written_on_a_suspension(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness_testkit.conformance._adapter_checks import workflow as _workflow_checks
+    from harness_testkit.conformance._adapter import _workflow as _workflow_checks
     from harness_testkit.conformance._checks import CheckFailed
     from harness_testkit.conformance._context import PROFILES, CheckContext
-    from harness_testkit.conformance._self import self_test_targets
+    from harness_testkit.conformance._zoo._good_targets import self_test_targets
     from harness_testkit.spec import ConsumerFinishPart, LanguageModelUsage
 
     real = run_time_slice  # what the check module calls, before the patch

@@ -193,11 +193,20 @@ def test_truncated_stream_raises_instead_of_hanging() -> None:
     )
     with ModelEndpoint(script) as endpoint, client(endpoint) as sdk:
         received: list[str] = []
+        # Newer SDKs wrap the transport's error in their own connection error.
         with (
-            pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"),
+            pytest.raises(
+                (httpx2.RemoteProtocolError, anthropic.APIConnectionError),
+                match="incomplete chunked read",
+            ) as raised,
             sdk.messages.stream(model="m", max_tokens=8, messages=HELLO) as stream,
         ):
             received.extend(event.type for event in stream)
+        cause: BaseException | None = raised.value
+        while cause is not None and not isinstance(cause, httpx2.RemoteProtocolError):
+            cause = cause.__cause__
+        assert isinstance(cause, httpx2.RemoteProtocolError), raised.value
+        assert "incomplete chunked read" in str(cause)
         assert "message_stop" not in received
         assert received[0] == "message_start"
 

@@ -13,7 +13,7 @@ import anyio.lowlevel
 import pytest
 
 from harness_testkit.reference import PartLimitExceededError, StreamResult, TurnState
-from harness_testkit.reference._turn import SliceRunner
+from harness_testkit.reference._slice_runner import SliceRunner
 from harness_testkit.reference._turn_machine import SliceMachine
 from harness_testkit.spec import HarnessUsageError, PromptTurnOptions
 from tests.reference.scripted import (

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from harness_testkit._patterns import pattern_search
+from harness_testkit.common import pattern_search
 from harness_testkit.fake_harness import Script
 from harness_testkit.simulate import ScenarioError, load_scenario, parse_scenario
 

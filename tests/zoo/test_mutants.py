@@ -20,9 +20,9 @@ from harness_testkit.conformance import (
     ordered_checks,
     run_check,
 )
-from harness_testkit.conformance._zoo.catalog import get_mutant, mutant_names, mutants
-from harness_testkit.conformance._zoo.machinery import Mutant, MutantAdapter
-from harness_testkit.conformance._zoo.selftest import run_mutant_targeted
+from harness_testkit.conformance._zoo._catalog import get_mutant, mutant_names, mutants
+from harness_testkit.conformance._zoo._machinery import Mutant, MutantAdapter
+from harness_testkit.conformance._zoo._selftest import run_mutant_targeted
 from harness_testkit.fake_harness import FakeHarness, profiles
 from harness_testkit.spec import load_requirements
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness_testkit.conformance import AdapterTarget, RunOptions, run_suite
-from harness_testkit.conformance._zoo.machinery import Defect, MutantAdapter
+from harness_testkit.conformance._zoo._machinery import Defect, MutantAdapter
 from harness_testkit.fake_harness import FakeHarness
 from harness_testkit.spec import BuiltinTool
 

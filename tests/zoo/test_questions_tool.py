@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from harness_testkit.conformance import REGISTRY, RunOptions, run_check
-from harness_testkit.conformance._zoo.machinery import Defect
-from harness_testkit.conformance._zoo.tools import _questions_tool
+from harness_testkit.conformance._zoo._machinery import Defect
+from harness_testkit.conformance._zoo._tools import _questions_tool
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,11 @@ from click.testing import CliRunner
 
 from harness_testkit._cli import cli
 from harness_testkit.conformance import CheckResult, Report
-from harness_testkit.conformance._adapter_checks.registry import GRAMMAR_PASS_CHECKS
+from harness_testkit.conformance._adapter._registry import GRAMMAR_PASS_CHECKS
 from harness_testkit.conformance._report import Status
-from harness_testkit.conformance._zoo.catalog import get_mutant, mutants
-from harness_testkit.conformance._zoo.machinery import MutantAdapter
-from harness_testkit.conformance._zoo.selftest import (
+from harness_testkit.conformance._zoo._catalog import get_mutant, mutants
+from harness_testkit.conformance._zoo._machinery import MutantAdapter
+from harness_testkit.conformance._zoo._selftest import (
     judge,
     run_mutant_targeted,
     run_selftest,
@@ -165,7 +165,7 @@ def test_cli_prints_the_matrix_writes_json_and_exits_zero_when_all_die(tmp_path:
 def test_cli_exits_one_when_a_mutant_survives(monkeypatch: pytest.MonkeyPatch) -> None:
     # Every mutant dies today, so stand in a run where the suite kills nothing: the
     # kill matrix must say so and the command must fail.
-    from harness_testkit.conformance._zoo import selftest as _selftest
+    from harness_testkit.conformance._zoo import _selftest
 
     def nothing_killed(mutant: Any, options: Any, **_: Any) -> Any:
         return _selftest.MutantOutcome(mutant=mutant, kills=(), seconds=0.0)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from harness_testkit.conformance import RunOptions
-from harness_testkit.conformance._zoo.catalog import get_mutant
-from harness_testkit.conformance._zoo.selftest import run_mutant_targeted
+from harness_testkit.conformance._zoo._catalog import get_mutant
+from harness_testkit.conformance._zoo._selftest import run_mutant_targeted
 
 #: Survivor class of the issue -> the mutant that has it.
 SURVIVORS = {

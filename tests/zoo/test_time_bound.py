@@ -24,8 +24,8 @@ from harness_testkit.conformance import (
     run_suite,
 )
 from harness_testkit.conformance._context import ABORT_GRACE
-from harness_testkit.conformance._zoo.catalog import get_mutant
-from harness_testkit.conformance._zoo.selftest import ZOO_CHECK_TIMEOUT, judge, zoo_options
+from harness_testkit.conformance._zoo._catalog import get_mutant
+from harness_testkit.conformance._zoo._selftest import ZOO_CHECK_TIMEOUT, judge, zoo_options
 
 #: The zoo's slowest mutant: every turn stalls before `finish` and abort never reaches
 #: the runtime.
