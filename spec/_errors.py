@@ -255,8 +255,7 @@ class MissingExtraError(ImportError):
         self.missing = missing
         because = f" ({missing} is not installed)" if missing else ""
         self.message = (
-            f"{feature} needs the `{extra}` extra{because}: "
-            f"pip install 'harness-testkit[{extra}]'"
+            f"{feature} needs the `{extra}` extra{because}: pip install 'harness-testkit[{extra}]'"
         )
         super().__init__(self.message, name=missing)
 
