@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-import httpx2
 import openai
 import pytest
 
 from harness_testkit.model_endpoint import EndpointScript, ModelEndpoint
+from harness_testkit.spec import JSONValue
+
+from .support import READ_TIMEOUT, client_error, read_cut_body
 
 SCRIPT = EndpointScript.model_validate(
     {
@@ -232,19 +234,30 @@ def test_chat_raw_chunks_end_with_done(endpoint: ModelEndpoint, sdk: openai.Open
 
 
 def test_chat_truncated_stream_raises() -> None:
-    script = EndpointScript.model_validate(
-        {"replies": [{"content": ["never finished"], "chunkSize": 3, "truncateAfterEvents": 2}]}
-    )
+    reply = {"content": ["never finished"], "chunkSize": 3, "truncateAfterEvents": 2}
+    script = EndpointScript.model_validate({"replies": [reply, reply]})
+    question: dict[str, JSONValue] = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "x"}],
+        "stream": True,
+    }
     with (
         ModelEndpoint(script) as endpoint,
-        openai.OpenAI(base_url=endpoint.openai_base_url, api_key="k", max_retries=0) as sdk,
-        pytest.raises(openai.APIConnectionError) as raised,
+        openai.OpenAI(
+            base_url=endpoint.openai_base_url, api_key="k", max_retries=0, timeout=READ_TIMEOUT
+        ) as sdk,
     ):
-        for _ in sdk.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "x"}], stream=True
-        ):
-            pass
-    assert isinstance(raised.value.__cause__, httpx2.RemoteProtocolError)
+        cut = read_cut_body(endpoint, "/v1/chat/completions", question)
+        assert cut.status == 200
+        assert b"[DONE]" not in cut.partial
+
+        def consume() -> None:
+            for _ in sdk.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}], stream=True
+            ):
+                pass
+
+        client_error(consume)
 
 
 def test_chat_stream_error_raises_api_error() -> None:
