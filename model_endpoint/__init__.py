@@ -12,7 +12,7 @@ facade and its script and record models still import, and asking for
 extra, so ``harness-testkit model-endpoint --help`` works on a bare install.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ._convert import ScriptConversionError as ScriptConversionError
 from ._convert import from_kit_script as from_kit_script
@@ -39,7 +39,7 @@ from ._script import ThinkingBlock as ThinkingBlock
 from ._script import ToolCallBlock as ToolCallBlock
 from ._script import ToolResultMatch as ToolResultMatch
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from ._server import ModelEndpoint as ModelEndpoint
 
 __all__ = [

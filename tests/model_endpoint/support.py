@@ -23,11 +23,11 @@ from harness_testkit.spec import JSONValue
 #: Every wait of these helpers ends by then (a hang fails the test instead).
 READ_TIMEOUT = 60.0
 
-__all__ = ["READ_TIMEOUT", "CutBody", "client_error", "read_cut_body"]
+__all__ = ["READ_TIMEOUT", "CutBody", "client_error", "read_body", "read_cut_body"]
 
 
 class CutBody:
-    """What arrived of a response the endpoint cut: its status and the partial body."""
+    """What arrived of a response: its status, headers and body (partial when cut)."""
 
     def __init__(self, status: int, headers: Mapping[str, str], partial: bytes) -> None:
         self.status = status
@@ -43,17 +43,9 @@ class CutBody:
         ]
 
 
-def read_cut_body(
-    endpoint: ModelEndpoint,
-    path: str,
-    body: Mapping[str, JSONValue],
-    headers: Mapping[str, str] | None = None,
+def _post(
+    endpoint: ModelEndpoint, path: str, body: Mapping[str, JSONValue], *, cut: bool
 ) -> CutBody:
-    """POST ``body`` to ``path`` and read the answer to its end, which must come early.
-
-    Fails the test when the body arrives whole, and (through the socket timeout) when the
-    endpoint neither finishes nor closes the connection.
-    """
     url = urlsplit(endpoint.base_url)
     assert url.hostname is not None
     assert url.port is not None
@@ -68,15 +60,30 @@ def read_cut_body(
                 "x-api-key": "test-key",
                 "authorization": "Bearer test-key",
                 "anthropic-version": "2023-06-01",
-                **(headers or {}),
             },
         )
         response = connection.getresponse()
-        with pytest.raises(http.client.IncompleteRead) as cut:
+        if not cut:
+            return CutBody(response.status, dict(response.getheaders()), response.read())
+        with pytest.raises(http.client.IncompleteRead) as raised:
             response.read()
-        return CutBody(response.status, dict(response.getheaders()), cut.value.partial)
+        return CutBody(response.status, dict(response.getheaders()), raised.value.partial)
     finally:
         connection.close()
+
+
+def read_cut_body(endpoint: ModelEndpoint, path: str, body: Mapping[str, JSONValue]) -> CutBody:
+    """POST ``body`` to ``path`` and read the answer to its end, which must come early.
+
+    Fails the test when the body arrives whole, and (through the socket timeout) when the
+    endpoint neither finishes nor closes the connection.
+    """
+    return _post(endpoint, path, body, cut=True)
+
+
+def read_body(endpoint: ModelEndpoint, path: str, body: Mapping[str, JSONValue]) -> CutBody:
+    """POST ``body`` to ``path`` and read the whole answer (``partial`` is all of it)."""
+    return _post(endpoint, path, body, cut=False)
 
 
 def _is_timeout(error: BaseException) -> bool:
