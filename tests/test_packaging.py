@@ -46,26 +46,35 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ROOT,
         source,
         ignore=shutil.ignore_patterns(
-            ".git", "build", "dist", "*.egg-info", "__pycache__", ".venv*", "harness-testkit-out"
+            ".git",
+            ".nox",
+            "build",
+            "dist",
+            "*.egg-info",
+            "__pycache__",
+            ".venv*",
+            "harness-testkit-out",
         ),
     )
+    # `build`, not pip: a venv made by uv (the README's test command) has no pip. The
+    # dependency check is skipped: setuptools >= 70.1 (the test extra's) builds wheels
+    # itself, without the `wheel` package build-system.requires still names for pip.
     built_by = subprocess.run(
         [
             sys.executable,
             "-m",
-            "pip",
-            "wheel",
-            str(source),
-            "--no-deps",
-            "--no-build-isolation",
-            "--verbose",  # the build backend's warnings show only in verbose output
-            "-w",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--skip-dependency-check",
+            "--outdir",
             str(out),
         ],
         check=True,
-        cwd=out,
+        cwd=source,
         capture_output=True,
         text=True,
+        timeout=600,
     )
     (out / "build.log").write_text(built_by.stdout + built_by.stderr, encoding="utf-8")
     (built,) = out.glob("harness_testkit-*.whl")
