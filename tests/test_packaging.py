@@ -219,6 +219,7 @@ def bare(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> BareInstall:
         **{key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"},
         "PATH": f"{env_dir / 'bin'}:/usr/bin:/bin",
         "UV_PYTHON_DOWNLOADS": "never",
+        "UV_SYSTEM_CERTS": "1",
     }
     ours = {"harness-testkit", "harness_testkit"}
     pins = sorted(
