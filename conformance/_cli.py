@@ -21,6 +21,8 @@ from typing import Any, NoReturn
 import click
 
 from harness_testkit.common import InputError, read_bounded_text
+from harness_testkit.sandbox import require_docker_sdk
+from harness_testkit.spec import MissingExtraError
 
 from ._adapter._registry import REGISTRY, ordered_checks
 from ._capabilities import AdapterCapabilities
@@ -124,6 +126,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 def _probe_factory(target: AdapterTarget) -> None:
     try:
         target.factory()
+    except MissingExtraError:
+        raise  # a set-up error whose one sentence names the extra
     except Exception as error:
         raise _SetupError(
             f"the adapter factory {target.name} raised {type(error).__name__}: {error}"
@@ -318,7 +322,9 @@ def check(
             ]
         for target in targets:
             _probe_factory(target)
-    except (_SetupError, SelectionError) as error:
+        if sandbox == "docker":
+            require_docker_sdk()
+    except (_SetupError, SelectionError, MissingExtraError) as error:
         _usage_exit(str(error))
     profiles = sorted(PROFILES) if profile == "all" else [profile]
     reports: list[Report] = []
@@ -416,7 +422,7 @@ def replay(bundle: Path, adapter_spec: str | None, allowed: tuple[str, ...], ver
             raise _SetupError(f"{bundle}: invalid capabilities: {first}") from None
         target = _replay_target(data.adapter, capabilities, adapter_spec, allowed)
         _probe_factory(target)
-    except (BundleError, _SetupError) as error:
+    except (BundleError, _SetupError, MissingExtraError) as error:
         _usage_exit(str(error))
     options = RunOptions(
         profile=data.profile,

@@ -18,7 +18,7 @@ from harness_testkit.reference import (
     LocalSandboxProvider,
     StreamResult,
 )
-from harness_testkit.spec import ConsumerPart, HarnessAdapter, SandboxProvider
+from harness_testkit.spec import ConsumerPart, HarnessAdapter, MissingExtraError, SandboxProvider
 
 from ._adapter._recording import RecordingAdapter
 from ._capabilities import AdapterCapabilities, resolve_capabilities
@@ -88,12 +88,15 @@ def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> A
 
     Raises:
         ValueError: naming what is wrong with ``spec``.
+        MissingExtraError: the adapter's module needs an extra that is not installed.
     """
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"adapter {spec!r} must look like 'package.module:factory'")
     try:
         module = importlib.import_module(module_name)
+    except MissingExtraError:
+        raise  # its one sentence names the extra; wrapping it would bury that
     except ImportError as error:
         raise ValueError(f"cannot import {module_name!r} for adapter {spec!r}: {error}") from error
     factory = getattr(module, attribute, None)

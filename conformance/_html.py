@@ -21,6 +21,8 @@ from typing import Any
 
 import click
 
+from ._versions import version_line
+
 __all__ = ["ReportRun", "load_report", "render_html", "report", "run_from_json", "write_html"]
 
 #: Worst first: a requirement takes the worst status among the checks that verify it.
@@ -84,6 +86,8 @@ class ReportRun:
     capabilities: Mapping[str, Any] | None = None
     warnings: tuple[str, ...] = ()
     base_dir: Path = field(default_factory=Path.cwd)
+    #: What ran, name -> version (the kit, the adapter, its runtime).
+    versions: Mapping[str, str] = field(default_factory=dict)
 
     def counts(self) -> Counter[str]:
         """Checks per status."""
@@ -149,6 +153,12 @@ def run_from_json(data: Mapping[str, Any], *, source: str, base_dir: Path) -> li
     profile = _text(data.get("profile"), "?")
     version = _text(data.get("suite_version"), "?")
     capabilities = data.get("capabilities")
+    raw_versions = data.get("versions")
+    versions = (
+        {str(name): str(value) for name, value in raw_versions.items()}
+        if isinstance(raw_versions, Mapping)
+        else {}
+    )
     return [
         ReportRun(
             label=f"{adapter} ({profile}, suite {version})",
@@ -163,6 +173,7 @@ def run_from_json(data: Mapping[str, Any], *, source: str, base_dir: Path) -> li
             capabilities=capabilities if isinstance(capabilities, Mapping) else None,
             warnings=_strings(data.get("warnings")),
             base_dir=base_dir,
+            versions=versions,
         )
     ]
 
@@ -494,6 +505,7 @@ def _single(run: ReportRun) -> str:
         f"harness <code>{escape(run.harness_id)}</code> · profile <code>"
         f"{escape(run.profile)}</code> · seed {escape(_text(run.seed, '?'))} · sandbox "
         f"<code>{escape(run.sandbox)}</code> · suite {escape(run.suite_version)}"
+        + (f" · versions {escape(version_line(run.versions))}" if run.versions else "")
     )
     warnings = "".join(f"<li>{escape(w)}</li>" for w in run.warnings)
     body = [
@@ -532,6 +544,7 @@ def _compare(runs: Sequence[ReportRun]) -> str:
     heads = "".join(f"<th>{escape(run.label)}</th>" for run in runs)
     verdicts = "".join(f"<td>{_verdict(run.ok)}</td>" for run in runs)
     counts = "".join(f"<td>{_counts_line(run)}</td>" for run in runs)
+    versions = "".join(f"<td>{escape(version_line(run.versions))}</td>" for run in runs)
     rows = []
     by_area: dict[str, list[str]] = {}
     for req in ids:
@@ -580,7 +593,7 @@ def _compare(runs: Sequence[ReportRun]) -> str:
     body = [
         f"<h1>harness-v1 conformance: {len(runs)} runs side by side</h1>",
         f'<table class="cmp"><tr><th></th>{heads}</tr><tr><th>verdict</th>{verdicts}</tr>'
-        f"<tr><th>checks</th>{counts}</tr></table>",
+        f"<tr><th>checks</th>{counts}</tr><tr><th>versions</th>{versions}</tr></table>",
         "<h2>Requirements</h2>",
         _legend(),
         f'<table class="cmp matrix" id="matrix"><tr><th>requirement</th><th>level</th>{heads}'

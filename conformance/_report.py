@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness_testkit.spec import load_requirements
 
 from ._capabilities import capability_lines
+from ._versions import version_line
 
 __all__ = ["STATUSES", "CheckResult", "Report", "Status"]
 
@@ -73,6 +74,10 @@ class Report(BaseModel):
     warnings: tuple[str, ...] = Field(default_factory=tuple)
     #: The effective capabilities and their sources (``CapabilityResolution.to_json``).
     capabilities: dict[str, Any] | None = None
+    #: What ran, name -> version: ``harness-testkit``, the distribution of the adapter's
+    #: factory (when an installed one ships it), then the adapter's own ``versions``
+    #: (itself and the runtime it drives).
+    versions: dict[str, str] = Field(default_factory=dict)
 
     # -- verdicts --------------------------------------------------------------------------
 
@@ -173,6 +178,12 @@ class Report(BaseModel):
                 skipped=str(counts["skip"] + counts["blocked"] + counts["xfail"]),
                 errors=str(counts["error"]),
             )
+            if self.versions:
+                suite_properties = ElementTree.SubElement(suite, "properties")
+                for name, value in self.versions.items():
+                    ElementTree.SubElement(
+                        suite_properties, "property", name=f"version:{name}", value=value
+                    )
             for result in results:
                 case = ElementTree.SubElement(
                     suite,
@@ -222,6 +233,7 @@ class Report(BaseModel):
             + ".",
             "",
             f"- suite {self.suite_version}, specification {self.specification_version}",
+            *([f"- versions: {version_line(self.versions)}"] if self.versions else []),
             f"- profile `{self.profile}` ({self.max_examples} examples per property check), "
             f"seed {self.seed}, sandbox `{self.sandbox}`",
             "- results: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES),
@@ -311,6 +323,13 @@ class Report(BaseModel):
         from rich.table import Table
 
         console = console or Console()
+        if self.versions:
+            console.print(
+                f"  versions: {version_line(self.versions)}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         for line in capability_lines(self.capabilities, bullet="  "):
             console.print(line, highlight=False, markup=False)
         table = Table(title=f"harness-v1 conformance: {self.adapter} ({self.profile})")

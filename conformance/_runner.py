@@ -22,7 +22,12 @@ import anyio
 
 from harness_testkit import __version__
 from harness_testkit.common import InputError, bounded_copy, pid_exited, read_structured
-from harness_testkit.spec import HarnessUsageError, HostProtocolError, InvalidLifecycleStateError
+from harness_testkit.spec import (
+    HarnessAdapter,
+    HarnessUsageError,
+    HostProtocolError,
+    InvalidLifecycleStateError,
+)
 
 from ._adapter._registry import REGISTRY, ordered_checks
 from ._capabilities import resolve_capabilities
@@ -33,6 +38,7 @@ from ._replay import BUNDLE_VERSION
 from ._report import CheckResult, Report, dump_json, strongest_level
 from ._shrinking import ShrinkBudget, ShrinkingCut
 from ._tracebacks import format_error
+from ._versions import run_versions
 from ._watchdog import CheckInterrupted, LoopMonitor, Stuck, Terminated, run_guarded
 
 __all__ = [
@@ -632,10 +638,13 @@ def _report(
     capabilities = resolve_capabilities(
         target.factory, target.capabilities, origin="declared fields, the rest inferred"
     )
+    adapter: HarnessAdapter | None = None
     try:
-        harness_id = str(target.factory().harness_id)
+        adapter = target.factory()
+        harness_id = str(adapter.harness_id)
     except Exception as error:  # the report still names the failure
         harness_id = f"<factory failed: {type(error).__name__}: {error}>"
+    versions, version_warnings = run_versions(target.factory, adapter)
     return Report(
         suite_version=__version__,
         adapter=target.name,
@@ -645,7 +654,12 @@ def _report(
         seed=options.seed,
         sandbox=options.sandbox,
         results=tuple(results),
-        warnings=(*warnings, *(f"capability mismatch: {m}" for m in capabilities.mismatches)),
+        warnings=(
+            *warnings,
+            *(f"capability mismatch: {m}" for m in capabilities.mismatches),
+            *version_warnings,
+        ),
         capabilities=capabilities.to_json(),
+        versions=versions,
         interrupted=interrupted,
     )

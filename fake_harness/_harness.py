@@ -7,6 +7,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from harness_testkit import __version__
 from harness_testkit.spec import (
     BuiltinTool,
     HarnessCapabilityUnsupportedError,
@@ -96,6 +97,12 @@ class FakeHarness:
     def harness_id(self) -> str:
         """The harness id (default ``"fake"``)."""
         return self._harness_id
+
+    @property
+    def versions(self) -> Mapping[str, str]:
+        """What runs, name -> version: the fake harness is its own runtime, shipped with
+        the kit (the optional ``versions`` attribute reports record)."""
+        return MappingProxyType({"fake-harness": __version__})
 
     @property
     def builtin_tools(self) -> Mapping[str, BuiltinTool]:

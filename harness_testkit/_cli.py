@@ -2,17 +2,24 @@
 
 Subcommands live next to the code they drive and are imported lazily, so ``--help`` and
 ``--version`` stay fast and a missing optional engine (Docker) never breaks unrelated
-commands.
+commands. Every subcommand module imports without the optional extras (a bare
+``pip install .``); a command that needs one raises
+:class:`~harness_testkit.spec.MissingExtraError` when it runs, which :func:`main` prints
+as its one sentence with exit status 2 (a set-up error), never as a traceback.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import click
 
 from harness_testkit import __version__
+
+#: The exit status of a set-up error (the same as click's usage errors and ``check``'s).
+EXIT_SETUP = 2
 
 #: Subcommand name -> "module:attribute" of a click command or group.
 _SUBCOMMANDS: dict[str, str] = {
@@ -55,4 +62,13 @@ def cli() -> None:
 
 def main() -> None:
     """Entry point of the console script."""
-    cli(prog_name="harness-testkit")
+    try:
+        cli.main(prog_name="harness-testkit")
+    except ImportError as error:
+        # Imported here: the contract models are not loaded for `--help` and `--version`.
+        from harness_testkit.spec import MissingExtraError
+
+        if not isinstance(error, MissingExtraError):
+            raise
+        click.echo(f"Error: {error.message}", err=True)
+        sys.exit(EXIT_SETUP)

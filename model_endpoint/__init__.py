@@ -5,7 +5,14 @@ request gets the next scripted reply) in the Anthropic Messages, OpenAI Response
 OpenAI Chat Completions wire protocols, streaming and not, and records every request
 (``ep.requests``) and every request it could not answer from the script (``ep.errors``).
 Point a real runtime at ``ep.base_url`` to script its model.
+
+Serving needs the ``model-endpoint`` extra (Starlette and uvicorn): without it, this
+facade and its script and record models still import, and asking for
+:class:`ModelEndpoint` raises :class:`~harness_testkit.spec.MissingExtraError` naming the
+extra, so ``harness-testkit model-endpoint --help`` works on a bare install.
 """
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ._convert import ScriptConversionError as ScriptConversionError
 from ._convert import from_kit_script as from_kit_script
@@ -31,7 +38,9 @@ from ._script import TextBlock as TextBlock
 from ._script import ThinkingBlock as ThinkingBlock
 from ._script import ToolCallBlock as ToolCallBlock
 from ._script import ToolResultMatch as ToolResultMatch
-from ._server import ModelEndpoint as ModelEndpoint
+
+if _TYPE_CHECKING:
+    from ._server import ModelEndpoint as ModelEndpoint
 
 __all__ = [
     "Block",
@@ -60,3 +69,13 @@ __all__ = [
     "WireProtocol",
     "from_kit_script",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ModelEndpoint is imported on first use: the server needs the `model-endpoint` extra,
+    # and the models above (and the CLI's help) must not.
+    if name == "ModelEndpoint":
+        from ._server import ModelEndpoint
+
+        return ModelEndpoint
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,6 @@ from types import FrameType
 import click
 
 from ._script import EndpointScript
-from ._server import ModelEndpoint
 
 __all__ = ["model_endpoint"]
 
@@ -62,6 +61,10 @@ def model_endpoint(script_path: Path, port: int, kit: bool, tool_names: tuple[st
     /v1/chat/completions. On exit, reports the requests served and every request the
     script did not foresee (exit status 1 when there was one).
     """
+    # Serving needs the `model-endpoint` extra; without it this raises MissingExtraError
+    # (the console script's exit 2) before any work, and `--help` never gets here.
+    from ._server import ModelEndpoint
+
     try:
         script = _load(script_path, kit, tool_names)
     except (ValueError, OSError) as error:

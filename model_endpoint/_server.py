@@ -17,13 +17,14 @@ from typing import Self
 
 import anyio
 
+from harness_testkit.spec import MissingExtraError
+
 try:
     import starlette  # noqa: F401  (imported here only to name the missing extra)
     import uvicorn
-except ImportError as missing:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        "harness_testkit.model_endpoint needs the `model-endpoint` extra: "
-        "pip install 'harness-testkit[model-endpoint]'"
+except ImportError as missing:  # tests/test_packaging.py runs this without the extra
+    raise MissingExtraError(
+        "The scripted model endpoint", "model-endpoint", missing=missing.name
     ) from missing
 
 from ._app import StreamCutError, build_app

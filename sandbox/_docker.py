@@ -104,7 +104,7 @@ _ENGINE_HELP = (
 class DockerSandboxProvider:
     """Creates Docker sandbox sessions: one labelled container per session.
 
-    Constructing it does no I/O (it fails with ``SandboxUnavailableError`` naming the
+    Constructing it does no I/O (it fails with ``MissingExtraError`` naming the
     ``docker`` extra when the SDK is missing); the engine is contacted on first use (or by
     :meth:`check_engine`). Call :meth:`aclose` (or :meth:`close`) when done with it.
 

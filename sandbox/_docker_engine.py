@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness_testkit.spec import SandboxUnavailableError
+from harness_testkit.spec import MissingExtraError
 
 __all__ = [
     "KitResources",
@@ -74,14 +74,16 @@ def lock_directory() -> Path:
 
 
 def require_docker_sdk() -> None:
-    """Fail early, naming the extra, when the docker SDK is not installed."""
+    """Fail early, naming the extra, when the docker SDK is not installed.
+
+    Raises:
+        MissingExtraError: ``docker`` cannot be imported (a set-up error: the console
+            script exits 2 with its one sentence).
+    """
     try:
         import docker  # noqa: F401
     except ImportError as error:
-        raise SandboxUnavailableError(
-            "The Docker sandbox needs the docker Python SDK, an optional extra: "
-            "pip install 'harness-testkit[docker]' (the local sandbox needs none)."
-        ) from error
+        raise MissingExtraError("The Docker sandbox", "docker", missing="docker") from error
 
 
 def call_past_stale_pause(function: Callable[..., _T], args: Sequence[Any]) -> _T:

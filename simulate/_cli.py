@@ -24,7 +24,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness_testkit.spec import ConsumerPart
+from harness_testkit.sandbox import require_docker_sdk
+from harness_testkit.spec import ConsumerPart, MissingExtraError
 
 from ._loading import LoadedScenario, builtin_scenario_path, builtin_scenarios, load_scenario
 from ._runner import (
@@ -42,6 +43,7 @@ __all__ = ["simulate"]
 
 _STARTER = "quickstart"
 _EXIT_BAD_SCENARIO = 2
+_EXIT_SETUP = 2
 _EXIT_INTERRUPTED = 130
 _SCHEMA_FILE = "scenario.schema.json"
 
@@ -365,6 +367,12 @@ def simulate(
         for line in str(error).splitlines():
             click.echo(f"  {line}", err=True)
         sys.exit(_EXIT_BAD_SCENARIO)
+    if (sandbox or loaded.scenario.sandbox) == "docker":
+        try:
+            require_docker_sdk()
+        except MissingExtraError as error:  # a set-up error, before any session starts
+            click.echo(f"Error: {error}", err=True)
+            sys.exit(_EXIT_SETUP)
     options = SimulationOptions(
         sandbox=sandbox, sessions=sessions, concurrency=concurrency, seed=seed, out_dir=out_dir
     )

@@ -384,8 +384,12 @@ class HarnessAdapter(Protocol):
     """A harness-v1 adapter (TypeScript ``HarnessV1``).
 
     Optional members: ``lifecycle_state_schema`` (a callable that parses ``data`` and
-    returns the parsed value, or a pydantic model class) and
-    ``async get_bootstrap() -> Bootstrap | None``.
+    returns the parsed value, or a pydantic model class),
+    ``async get_bootstrap() -> Bootstrap | None``, and ``versions: Mapping[str, str]``
+    (name -> version of the adapter and of the runtime it drives, for example
+    ``{"claude-agent-sdk": "0.2.190", "claude-code-cli": "2.1.337"}``), which every
+    conformance report records beside the kit's version and the version of the
+    distribution that ships the adapter's factory.
     """
 
     @property

@@ -51,7 +51,7 @@ def test_asking_for_docker_without_the_extra_names_the_extra(tmp_path: Path) -> 
         """,
         tmp_path,
     )
-    assert "SandboxUnavailableError" in completed.stdout, completed.stderr
+    assert "MissingExtraError" in completed.stdout, completed.stderr
     assert "pip install 'harness-testkit[docker]'" in completed.stdout
 
 
@@ -65,5 +65,10 @@ def test_simulating_on_docker_without_the_extra_names_the_extra(tmp_path: Path) 
         """,
         tmp_path,
     )
-    assert completed.returncode != 0
-    assert "pip install 'harness-testkit[docker]'" in completed.stdout + completed.stderr
+    # A set-up error before any session starts: exit 2 and one sentence, no traceback.
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    assert "Traceback" not in completed.stdout + completed.stderr
+    assert completed.stderr.strip().splitlines() == [
+        "Error: The Docker sandbox needs the `docker` extra (docker is not installed): "
+        "pip install 'harness-testkit[docker]'"
+    ]

@@ -1,18 +1,25 @@
-"""The distribution installs only the ``harness_testkit`` namespace, from a wheel too."""
+"""The distribution installs only the ``harness_testkit`` namespace, from a wheel too, and a
+bare install (the wheel without any extra) runs every command's help and the main job."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
+import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import venv
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from uv import find_uv_bin
+
+from harness_testkit import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["spec", "reference", "fake_harness", "conformance", "model_endpoint"]
@@ -39,26 +46,35 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ROOT,
         source,
         ignore=shutil.ignore_patterns(
-            ".git", "build", "dist", "*.egg-info", "__pycache__", ".venv*", "harness-testkit-out"
+            ".git",
+            ".nox",
+            "build",
+            "dist",
+            "*.egg-info",
+            "__pycache__",
+            ".venv*",
+            "harness-testkit-out",
         ),
     )
+    # `build`, not pip: a venv made by uv (the README's test command) has no pip. The
+    # dependency check is skipped: setuptools >= 70.1 (the test extra's) builds wheels
+    # itself, without the `wheel` package build-system.requires still names for pip.
     built_by = subprocess.run(
         [
             sys.executable,
             "-m",
-            "pip",
-            "wheel",
-            str(source),
-            "--no-deps",
-            "--no-build-isolation",
-            "--verbose",  # the build backend's warnings show only in verbose output
-            "-w",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--skip-dependency-check",
+            "--outdir",
             str(out),
         ],
         check=True,
-        cwd=out,
+        cwd=source,
         capture_output=True,
         text=True,
+        timeout=600,
     )
     (out / "build.log").write_text(built_by.stdout + built_by.stderr, encoding="utf-8")
     (built,) = out.glob("harness_testkit-*.whl")
@@ -135,3 +151,159 @@ def test_wheel_install_imports_the_same_names_as_this_install(wheel: Path, tmp_p
         assert result[package]["file"].startswith(site)
         here = importlib.import_module(f"harness_testkit.{package}")
         assert result[package]["all"] == here.__all__
+
+
+# -- a bare install: the wheel without any extra -------------------------------------------
+
+#: Modules only the extras bring; none may be importable in the bare environment.
+EXTRA_MODULES = ["starlette", "uvicorn", "docker", "claude_agent_sdk", "pytest"]
+
+#: Lists every command path of the console script's group, walking it as click does for
+#: `--help` (so a subcommand added later is covered without editing this test).
+WALK = """
+import json, click
+from harness_testkit._cli import cli
+
+def walk(command, path):
+    yield path
+    if isinstance(command, click.Group):
+        context = click.Context(command, info_name=" ".join(["harness-testkit", *path]))
+        for name in command.list_commands(context):
+            yield from walk(command.get_command(context, name), [*path, name])
+
+print(json.dumps(list(walk(cli, []))))
+"""
+
+#: A command that needs an extra, and the extra its one-sentence error must name.
+NEEDS_EXTRA = [
+    (["model-endpoint", "--script", "endpoint.yaml"], "model-endpoint"),
+    (["simulate", "--builtin", "quickstart", "--sandbox", "docker"], "docker"),
+    (["check", "--self", "--profile", "smoke", "--sandbox", "docker"], "docker"),
+    (["check", "harness_testkit.adapters.claude_code:make_adapter"], "claude-code"),
+    (["sandbox", "prune"], "docker"),
+]
+
+
+@dataclass(frozen=True)
+class BareInstall:
+    """A fresh venv holding the wheel and its required dependencies, no extra."""
+
+    python: Path
+    script: Path
+    env: dict[str, str]
+
+    def run(self, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.script), *args],
+            cwd=cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+
+@pytest.fixture(scope="module")
+def bare(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> BareInstall:
+    """``pip install harness_testkit-*.whl`` (no extras) into a fresh venv, with uv.
+
+    The wheel's dependencies are pinned to the versions of this environment (the lock in
+    CI), so the bare install runs what the other tests ran, minus the extras.
+    """
+    base = tmp_path_factory.mktemp("bare")
+    env_dir = base / "venv"
+    uv = find_uv_bin()
+    # The machine's environment (its certificates, uv's cache), but not this venv.
+    env = {
+        **{key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"},
+        "PATH": f"{env_dir / 'bin'}:/usr/bin:/bin",
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_SYSTEM_CERTS": "1",
+    }
+    ours = {"harness-testkit", "harness_testkit"}
+    pins = sorted(
+        f"{dist.metadata['Name']}=={dist.version}"
+        for dist in importlib.metadata.distributions()
+        if dist.metadata["Name"] and dist.metadata["Name"] not in ours
+    )
+    constraints = base / "constraints.txt"
+    constraints.write_text("\n".join(pins) + "\n", encoding="utf-8")
+    for command in (
+        [uv, "venv", "--quiet", "--python", sys.executable, str(env_dir)],
+        [uv, "pip", "install", "--quiet", "--python", str(env_dir / "bin" / "python"),
+         "--constraint", str(constraints), str(wheel)],
+    ):  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return BareInstall(
+        python=env_dir / "bin" / "python", script=env_dir / "bin" / "harness-testkit", env=env
+    )
+
+
+def test_a_bare_install_has_none_of_the_extras(bare: BareInstall, tmp_path: Path) -> None:
+    probe = "import importlib.util as u, json; print(json.dumps([m for m in %r if u.find_spec(m)]))"
+    done = subprocess.run(
+        [str(bare.python), "-c", probe % (EXTRA_MODULES,)],
+        env=bare.env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout) == []
+
+
+def test_every_command_shows_its_help_on_a_bare_install(bare: BareInstall, tmp_path: Path) -> None:
+    walked = subprocess.run(
+        [str(bare.python), "-c", WALK],
+        env=bare.env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert walked.returncode == 0, walked.stderr
+    paths: list[list[str]] = json.loads(walked.stdout)
+    # The group, every subcommand, and the subcommands of subcommand groups.
+    assert [] in paths
+    assert ["simulate"] in paths
+    assert ["model-endpoint"] in paths
+    assert any(len(path) == 2 for path in paths), paths
+    for path in paths:
+        done = bare.run(*path, "--help", cwd=tmp_path)
+        shown = " ".join(["harness-testkit", *path])
+        assert done.returncode == 0, (shown, done.stdout + done.stderr)
+        assert "Traceback" not in done.stdout + done.stderr, shown
+        assert done.stdout.startswith(f"Usage: {shown}"), (shown, done.stdout[:200])
+    version = bare.run("--version", cwd=tmp_path)
+    assert version.returncode == 0
+    assert version.stdout == f"harness-testkit, version {__version__}\n"
+
+
+def test_the_main_job_runs_on_a_bare_install(bare: BareInstall, tmp_path: Path) -> None:
+    done = bare.run("simulate", "--builtin", "quickstart", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads(
+        (tmp_path / "harness-testkit-out" / "simulate" / "summary.json").read_text("utf-8")
+    )
+    assert (summary["status"], summary["sessionsRun"], summary["sessionsFailed"]) == (
+        "completed",
+        1,
+        0,
+    ), summary
+
+
+@pytest.mark.parametrize(("args", "extra"), NEEDS_EXTRA)
+def test_a_command_needing_an_extra_says_so_in_one_sentence(
+    bare: BareInstall, tmp_path: Path, args: list[str], extra: str
+) -> None:
+    (tmp_path / "endpoint.yaml").write_text("replies: [hello]\n", encoding="utf-8")
+    done = bare.run(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("Error: "), line
+    assert f"needs the `{extra}` extra" in line, line
+    assert line.endswith(f"pip install 'harness-testkit[{extra}]'"), line

@@ -6,7 +6,10 @@ suite::
 
     harness-testkit check harness_testkit.adapters.claude_code:make_adapter --profile standard
 
-Install with ``pip install 'harness-testkit[claude-code]'``. :data:`CAPABILITIES` is the
+Install with ``pip install 'harness-testkit[claude-code]'`` (without it, making the adapter
+raises :class:`~harness_testkit.spec.MissingExtraError`, and ``check`` exits 2 naming the
+extra). The adapter's ``versions`` names the SDK and the CLI that runs, and every report
+records them. :data:`CAPABILITIES` is the
 honest capability declaration; :data:`KNOWN_DEVIATIONS` lists, with reasons, the checks
 the real runtime fails on purpose (strict xfail: one that starts passing fails the run).
 """
@@ -20,6 +23,7 @@ from ._harness import HARNESS_ID as HARNESS_ID
 from ._harness import ClaudeCodeHarness as ClaudeCodeHarness
 from ._harness import sdk_missing_reason as sdk_missing_reason
 from ._session import ClaudeCodeSession as ClaudeCodeSession
+from ._versions import bundled_cli as bundled_cli
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -30,6 +34,7 @@ __all__ = [
     "ClaudeCodeHarness",
     "ClaudeCodePromptControl",
     "ClaudeCodeSession",
+    "bundled_cli",
     "make_adapter",
     "sdk_missing_reason",
 ]

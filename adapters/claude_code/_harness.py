@@ -21,6 +21,7 @@ from ._builtins import BUILTIN_TOOLS, HOST_SERVER
 from ._endpoint import ScriptedEndpoint
 from ._session import ClaudeCodeSession, cli_session_id
 from ._state import SessionData, validate_session_data
+from ._versions import SDK_DISTRIBUTION, cli_version, require_sdk, sdk_version
 
 __all__ = ["HARNESS_ID", "ClaudeCodeHarness", "sdk_missing_reason"]
 
@@ -68,6 +69,8 @@ class ClaudeCodeHarness:
         script: The first script to serve (default: echo the prompt).
 
     Raises:
+        MissingExtraError: ``claude-agent-sdk`` is not installed (the ``claude-code``
+            extra).
         HarnessCapabilityUnsupportedError: an MCP server named ``harness-tools``.
     """
 
@@ -89,6 +92,7 @@ class ClaudeCodeHarness:
         env: Mapping[str, str] | None = None,
         script: Script | None = None,
     ) -> None:
+        require_sdk()
         if mcp_servers and HOST_SERVER in mcp_servers:
             raise HarnessCapabilityUnsupportedError(
                 f"The MCP server name '{HOST_SERVER}' is reserved for host tools; rename it.",
@@ -110,6 +114,15 @@ class ClaudeCodeHarness:
     def harness_id(self) -> str:
         """``claude-code``."""
         return HARNESS_ID
+
+    @property
+    def versions(self) -> Mapping[str, str]:
+        """The SDK's version and the version of the CLI that runs (``cli_path`` or the
+        SDK's bundled one), as conformance reports record them."""
+        return {
+            SDK_DISTRIBUTION: sdk_version() or "not installed",
+            "claude-code-cli": cli_version(self.cli_path),
+        }
 
     @property
     def builtin_tools(self) -> Mapping[str, BuiltinTool]:

@@ -7,15 +7,19 @@ where a missing SDK is a failure (``.ci/run`` installs the ``claude-code`` extra
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import harness_testkit
 from harness_testkit.adapters.claude_code import (
     ClaudeCodeHarness,
     ClaudeCodeSession,
+    bundled_cli,
     make_adapter,
     sdk_missing_reason,
 )
@@ -204,3 +208,33 @@ def test_a_denied_approval_that_still_runs_is_caught_by_the_scripted_tier() -> N
     assert result.status == "fail"
     assert result.failed_requirement == "APPROVAL-035"
     assert "was executed" in result.message
+
+
+def test_versions_name_the_sdk_and_the_cli_that_runs(tmp_path: Path) -> None:
+    cli = bundled_cli()
+    assert cli is not None
+    printed = subprocess.run(
+        [str(cli), "--version"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert ClaudeCodeHarness().versions == {
+        "claude-agent-sdk": importlib.metadata.version("claude-agent-sdk"),
+        "claude-code-cli": printed.split()[0],
+    }
+    # A CLI given by path is the one asked (once: the answer is cached per executable).
+    other = tmp_path / "claude"
+    count = tmp_path / "asked"
+    other.write_text(f"#!/bin/sh\necho x >> {count}\necho '9.8.7 (Claude Code)'\n")
+    other.chmod(0o755)
+    harness = ClaudeCodeHarness(cli_path=other)
+    assert harness.versions["claude-code-cli"] == "9.8.7"
+    assert ClaudeCodeHarness(cli_path=other).versions["claude-code-cli"] == "9.8.7"
+    assert count.read_text() == "x\n"
+    missing = ClaudeCodeHarness(cli_path=tmp_path / "absent").versions["claude-code-cli"]
+    assert missing.startswith("unknown (FileNotFoundError"), missing
+
+
+def test_a_check_report_names_the_claude_code_versions() -> None:
+    report = run_suite(_target(), SMOKE, check_ids=["adapter.surface"])
+    assert report.versions["harness-testkit"] == harness_testkit.__version__
+    assert report.versions["claude-agent-sdk"] == importlib.metadata.version("claude-agent-sdk")
+    assert report.versions["claude-code-cli"] == ClaudeCodeHarness().versions["claude-code-cli"]

@@ -1,24 +1,30 @@
 """The real Claude Code CLI (bundled in ``claude-agent-sdk``) against the endpoint.
 
-Skipped when the ``claude-code`` extra is not installed. The CLI runs offline: its
-base URL is the endpoint, ``HOME`` a temporary directory, non-essential traffic off.
+Skipped when the ``claude-code`` extra is not installed, except under ``CI=true``, where
+that is a failure. The CLI runs offline: its base URL is the endpoint, ``HOME`` a
+temporary directory, non-essential traffic off.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness_testkit.adapters.claude_code import bundled_cli
 from harness_testkit.model_endpoint import EndpointScript, ModelEndpoint, from_kit_script
 
-sdk = pytest.importorskip("claude_agent_sdk")
-CLAUDE = Path(sdk.__file__).parent / "_bundled" / "claude"
-if not CLAUDE.exists():  # pragma: no cover - depends on the wheel's platform
-    pytest.skip("claude-agent-sdk ships no bundled CLI here", allow_module_level=True)
+_FOUND = bundled_cli()
+if _FOUND is None:
+    _WHY = "no Claude Code CLI here (install the extra: pip install 'harness-testkit[claude-code]')"
+    if os.environ.get("CI") == "true":
+        raise RuntimeError(f"CI=true requires the Claude Code CLI: {_WHY}")
+    pytest.skip(_WHY, allow_module_level=True)
+CLAUDE: Path = _FOUND
 
 
 def run_claude(endpoint: ModelEndpoint, tmp_path: Path, prompt: str) -> list[dict[str, Any]]:

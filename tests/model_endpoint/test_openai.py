@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-import httpx2
 import openai
 import pytest
 
 from harness_testkit.model_endpoint import EndpointScript, ModelEndpoint
+from harness_testkit.spec import JSONValue
+
+from .support import READ_TIMEOUT, client_error, read_body, read_cut_body
 
 SCRIPT = EndpointScript.model_validate(
     {
@@ -122,7 +124,7 @@ def test_responses_errors_raise_the_sdk_exception() -> None:
         with pytest.raises(openai.RateLimitError) as limited:
             sdk.responses.create(model="m", input="hi")
         assert limited.value.code == "rate_limit_exceeded"
-        assert limited.value.message.endswith("slow down")
+        assert "slow down" in limited.value.message  # how the SDK frames it is its own
         with pytest.raises(openai.InternalServerError):
             sdk.responses.create(model="m", input="hi")
         with pytest.raises(openai.BadRequestError, match=r"request #2 .* was not foreseen"):
@@ -132,15 +134,31 @@ def test_responses_errors_raise_the_sdk_exception() -> None:
 
 def test_responses_stream_error_event_raises() -> None:
     script = EndpointScript.model_validate(
-        {"replies": [{"content": ["partial"], "streamError": {"message": "upstream died"}}]}
+        {
+            "replies": [
+                {"content": ["partial"], "streamError": {"message": "upstream died"}, "times": 2}
+            ]
+        }
     )
     with (
         ModelEndpoint(script) as endpoint,
         openai.OpenAI(base_url=endpoint.openai_base_url, api_key="k", max_retries=0) as sdk,
     ):
-        events = sdk.responses.create(model="m", input="hi", stream=True)
-        seen = [event.type for event in events]
-        assert seen[-1] == "error"
+        # On the wire: the stream ends with an `error` event, never `response.completed`.
+        wire = read_body(endpoint, "/v1/responses", {"model": "m", "input": "hi", "stream": True})
+        assert wire.sse_events()[-1] == "error"
+        assert "response.completed" not in wire.sse_events()
+        assert b"upstream died" in wire.partial
+        # The client ends too, without a completed response: releases raise the error
+        # event, yield it, or (older ones) yield it unparsed.
+        seen: list[str | None] = []
+        raised: Exception | None = None
+        try:
+            for event in sdk.responses.create(model="m", input="hi", stream=True):
+                seen.append(event.type)
+        except Exception as error:  # the SDK's class is its own; the message is the kit's
+            raised = error
+        assert raised is None or "upstream died" in str(raised)
         assert "response.completed" not in seen
 
 
@@ -232,19 +250,30 @@ def test_chat_raw_chunks_end_with_done(endpoint: ModelEndpoint, sdk: openai.Open
 
 
 def test_chat_truncated_stream_raises() -> None:
-    script = EndpointScript.model_validate(
-        {"replies": [{"content": ["never finished"], "chunkSize": 3, "truncateAfterEvents": 2}]}
-    )
+    reply = {"content": ["never finished"], "chunkSize": 3, "truncateAfterEvents": 2}
+    script = EndpointScript.model_validate({"replies": [reply, reply]})
+    question: dict[str, JSONValue] = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "x"}],
+        "stream": True,
+    }
     with (
         ModelEndpoint(script) as endpoint,
-        openai.OpenAI(base_url=endpoint.openai_base_url, api_key="k", max_retries=0) as sdk,
-        pytest.raises(openai.APIConnectionError) as raised,
+        openai.OpenAI(
+            base_url=endpoint.openai_base_url, api_key="k", max_retries=0, timeout=READ_TIMEOUT
+        ) as sdk,
     ):
-        for _ in sdk.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "x"}], stream=True
-        ):
-            pass
-    assert isinstance(raised.value.__cause__, httpx2.RemoteProtocolError)
+        cut = read_cut_body(endpoint, "/v1/chat/completions", question)
+        assert cut.status == 200
+        assert b"[DONE]" not in cut.partial
+
+        def consume() -> None:
+            for _ in sdk.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "x"}], stream=True
+            ):
+                pass
+
+        client_error(consume)
 
 
 def test_chat_stream_error_raises_api_error() -> None:
