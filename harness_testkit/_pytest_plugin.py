@@ -48,7 +48,13 @@ __all__ = [
 
 #: name -> (default, choices, help). Command line ``--harness-NAME``, ini ``harness_NAME``.
 OPTIONS: dict[str, tuple[str | None, tuple[str, ...] | None, str]] = {
-    "adapter": (None, None, "Adapter under test: MODULE:FACTORY returning a harness-v1 adapter."),
+    "adapter": (
+        None,
+        None,
+        "Adapter under test: MODULE:FACTORY returning a harness-v1 adapter, an npm package "
+        "(npm:NAME@VERSION[#EXPORT]) or a local Node adapter (PATH#EXPORT).",
+    ),
+    "settings": (None, None, "JSON settings for a Node adapter's factory (with npm:/PATH#)."),
     "capabilities": (
         None,
         None,
@@ -102,6 +108,9 @@ MARKERS = (
 
 #: Adapters the run checked: id(factory) -> (AdapterTarget, CapabilityResolution).
 TARGETS = pytest.StashKey[dict[int, tuple[Any, Any]]]()
+
+#: Node adapter factories the run made: "spec|settings path" -> factory (one host each).
+NODE_FACTORIES = pytest.StashKey[dict[str, Any]]()
 
 #: Sandbox providers the run checked: id(fixture value) -> (SandboxTarget, name, owned);
 #: ``owned``: the suite built the provider (from a factory) and closes it at the end.
@@ -224,7 +233,33 @@ def harness_adapter(request: pytest.FixtureRequest) -> Any:
             "pass --harness-adapter=package.module:factory or set the ini option "
             "harness_adapter"
         )
+    if spec.startswith("npm:") or "#" in spec:
+        return _node_factory(request.config, spec)
     return load_factory(spec)
+
+
+def _node_factory(config: pytest.Config, spec: str) -> Any:
+    """The factory of a Node adapter (through the adapter host), with its declarations."""
+    from harness_testkit.spec import HostProtocolError, HostSetupError
+
+    try:
+        from harness_testkit.adapters.node import load_node_target, read_settings
+    except ImportError as error:
+        raise pytest.UsageError(
+            f"--harness-adapter={spec}: Node adapters need the `node` extra ({error.name} is "
+            "not installed): pip install 'harness-testkit[node]'"
+        ) from None
+    path = option_value(config, "settings")
+    made = config.stash.setdefault(NODE_FACTORIES, {})
+    key = f"{spec}|{path}"
+    if key not in made:
+        try:
+            settings = read_settings(_relative(config, path)) if path is not None else None
+            target = load_node_target(spec, settings=settings)
+        except (HostSetupError, HostProtocolError) as error:
+            raise pytest.UsageError(f"--harness-adapter={spec}: {error}") from None
+        made[key] = target.factory
+    return made[key]
 
 
 @pytest.fixture
@@ -331,7 +366,13 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Close the sandbox providers the suite built from factories."""
+    """Close the sandbox providers the suite built from factories, and the Node hosts."""
+    if session.config.stash.get(NODE_FACTORIES, {}):
+        import sys
+
+        node = sys.modules.get("harness_testkit.adapters.node")
+        if node is not None:
+            node.close_hosts()
     targets = session.config.stash.get(SANDBOX_TARGETS, {})
     owned = [sandbox.provider for sandbox, _name, mine in targets.values() if mine]
     if owned:

@@ -108,6 +108,10 @@ def load_node_target(
         )
     )
     resolved = resolve_capabilities(factory, declared, origin=origin)
+    # Declared on the factory too, as a Python factory declares them, so the pytest plugin
+    # (which takes a factory) judges the target as the CLI does.
+    factory.capabilities = resolved.capabilities  # type: ignore[attr-defined]
+    factory.expectations = expectations  # type: ignore[attr-defined]
     return AdapterTarget(
         factory=factory,
         capabilities=resolved.capabilities,

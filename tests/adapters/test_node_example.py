@@ -32,6 +32,7 @@ SPEC = f"{EXAMPLE}#createExampleHarness"
 SETTINGS = json.loads((EXAMPLE / "settings.json").read_text(encoding="utf-8"))
 
 requirement = pytest.mark.requirement
+pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None and os.environ.get("CI") != "true",
     reason="needs Node (any version >= 20) on PATH",
@@ -282,3 +283,22 @@ def test_a_host_that_drops_provider_executed_fails_on_merge_009() -> None:
 def test_a_host_that_runs_a_denied_builtin_fails_on_approval_035() -> None:
     outcomes = _outcomes("approve-denials")
     assert outcomes["scripted.permission-modes"] == ("fail", "APPROVAL-035"), outcomes
+
+
+def test_the_pytest_plugin_checks_a_node_adapter(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_conformance=(
+            "from harness_testkit.conformance import ConformanceSuite\n\n\n"
+            "class TestExample(ConformanceSuite):\n"
+            "    pass\n"
+        )
+    )
+    result = pytester.runpytest_subprocess(
+        f"--harness-adapter={SPEC}",
+        f"--harness-settings={EXAMPLE / 'settings.json'}",
+        "-k",
+        "adapter.surface or stream.grammar or permission-modes",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=3)
