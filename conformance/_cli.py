@@ -9,6 +9,7 @@ summary and the report files are still written).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import signal
 import sys
@@ -420,7 +421,11 @@ def replay(bundle: Path, adapter_spec: str | None, allowed: tuple[str, ...], ver
         except ValueError as error:
             first = str(error).replace("\n", "; ")
             raise _SetupError(f"{bundle}: invalid capabilities: {first}") from None
-        target = _replay_target(data.adapter, capabilities, adapter_spec, allowed)
+        # A replay reproduces the recorded failure: the target's declared deviations
+        # (strict xfails) do not turn a reproduced failure into an expected one.
+        target = dataclasses.replace(
+            _replay_target(data.adapter, capabilities, adapter_spec, allowed), expectations=None
+        )
         _probe_factory(target)
     except (BundleError, _SetupError, MissingExtraError) as error:
         _usage_exit(str(error))

@@ -361,10 +361,10 @@ class LocalSandboxSessionBase(SessionBase[_SessionResource, LocalSandboxProcess]
         else:
             base = dict(os.environ)
             # The file API reaches only the session root, so HOME is in it too: what a
-            # command writes under $HOME can be read back through the session.
-            home = self._resource.root / SESSION_HOME
-            await anyio.to_thread.run_sync(lambda: home.mkdir(exist_ok=True))
-            base["HOME"] = str(home)
+            # command writes under $HOME can be read back through the session. It is not
+            # created up front (a fresh session's root stays empty): a runtime that keeps
+            # files there makes it, as it would a new user's home.
+            base["HOME"] = str(self._resource.root / SESSION_HOME)
         # The host's PWD names the host's directory; shells trust a matching PWD.
         base["PWD"] = cwd
         process_token = uuid.uuid4().hex[:16]

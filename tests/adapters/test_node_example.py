@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -302,3 +304,33 @@ def test_the_pytest_plugin_checks_a_node_adapter(pytester: pytest.Pytester) -> N
         "no:cacheprovider",
     )
     result.assert_outcomes(passed=3)
+
+
+@pytest.mark.slow
+def test_the_readmes_example_command_runs_as_written(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = [
+        line
+        for block in re.findall(r"```bash\n(.*?)```", readme, re.S)
+        for line in block.splitlines()
+        if "adapters/node/example#" in line
+    ]
+    assert len(commands) == 1, commands
+    argv = shlex.split(commands[0])
+    assert argv[0] == "harness-testkit"
+    completed = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("harness-testkit")),
+            *argv[1:],
+            "--bundle-dir",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    assert "black-box:" in completed.stdout
+    assert "scripted:" in completed.stdout

@@ -320,3 +320,22 @@ async def test_stop_while_a_task_reads_the_output(local_provider: LocalSandboxPr
             await anyio.sleep(0.3)
             await session.destroy()
     assert b"".join(received) == b"first\n"
+
+
+async def test_home_is_inside_the_root_the_file_api_reaches(
+    local_provider: LocalSandboxProvider,
+) -> None:
+    session = await local_provider.create_session(session_id="home")
+    try:
+        root = session.default_working_directory
+        # Not made up front: a fresh root stays empty until something writes there.
+        assert [entry async for entry in anyio.Path(root).iterdir()] == []
+        shown = await session.run('printf %s "$HOME"')
+        assert shown.stdout == f"{root}/.home"
+        written = await session.run('mkdir -p "$HOME/.tool" && printf kept > "$HOME/.tool/state"')
+        assert written.exit_code == 0, written.stderr
+        assert await session.read_text_file(f"{root}/.home/.tool/state") == "kept"
+        overridden = await session.run('printf %s "$HOME"', env={"HOME": "/elsewhere"})
+        assert overridden.stdout == "/elsewhere"
+    finally:
+        await session.destroy()
