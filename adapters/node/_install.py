@@ -250,13 +250,13 @@ def install_package(name: str, version: str) -> InstalledPackage:
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir(parents=True)
-            manifest = {
+            unlocked: dict[str, object] = {
                 "name": "harness-testkit-adapter",
                 "private": True,
                 "dependencies": {name: version},
             }
             (folder / "package.json").write_text(
-                json.dumps(manifest, indent=2) + "\n", encoding="utf-8"
+                json.dumps(unlocked, indent=2) + "\n", encoding="utf-8"
             )
             _run_npm(["install"], folder, f"installing {name}@{version}")
             marker.write_text("ok\n", encoding="utf-8")
