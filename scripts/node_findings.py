@@ -42,7 +42,9 @@ def main(argv: list[str]) -> int:
     try:
         checks = {check.id: check for check in ordered_checks()}
         for check_id, reason in sorted(declared.items()):
-            result = run_check(checks[check_id], bare, RunOptions(profile="smoke", bundle_dir=out))
+            # Little shrinking: a hung example costs the turn timeout each time it is tried.
+            options = RunOptions(profile="smoke", bundle_dir=out, shrink_seconds=1.0)
+            result = run_check(checks[check_id], bare, options)
             line = f"{check_id}: {result.status} {result.failed_requirement or ''}"
             print(line.rstrip(), f"({reason[:60]}...)")
             if result.status not in ("fail", "error"):

@@ -55,9 +55,6 @@ PI = OfficialProfile(
                 "ANTHROPIC_API_KEY": "{{endpoint.apiKey}}",
                 "ANTHROPIC_BASE_URL": "{{endpoint.baseUrl}}",
             },
-            # Every request restores from the persisted state, as a stateless
-            # deployment does: a resumed session never borrows a live one.
-            "reattachInProcess": False,
         },
         model="anthropic/claude-sonnet-4-5",
         protocol="anthropic",
@@ -75,6 +72,71 @@ PI = OfficialProfile(
         # Scripted turns take well under a second; a hang is found in 20 s, not 60.
         turn_timeout=20.0,
     ),
+    # Findings about @ai-sdk/harness-pi 1.0.123 (docs/node-adapters.md has each with its
+    # replay command; `python -m scripts.node_findings npm:@ai-sdk/harness-pi@1.0.123`
+    # rewrites the bundles). Two are limits of scripting a real runtime, not pi's.
+    deviations={
+        "capability.manual-compaction": (
+            "finding (ADAPTER-039): pi's doCompact on a session with nothing in it throws a "
+            "plain Error 'Nothing to compact (session too small)', neither compacting nor "
+            "refusing with HarnessCapabilityUnsupportedError"
+        ),
+        "lifecycle.start-validates-states": (
+            "finding (ADAPTER-059): createPi's doStart reads `(continueFrom ?? resumeFrom)"
+            ".data` and never checks the state's harnessId or specificationVersion, so it "
+            "starts from another harness's state"
+        ),
+        "scripted.tool-merging": (
+            "finding (ADAPTER-044): a host tool that shadows a built-in name (allowed, "
+            "MERGE-013) is emitted by pi as `providerExecuted: true` and then waits for a "
+            "host result the agent never sends (provider-executed calls are not "
+            "dispatched), so the turn never ends"
+        ),
+        "scripted.emission-equals-script": (
+            "finding (HOSTTOOL-007): a host tool result submitted with isError: true comes "
+            "back from pi as a tool-result without isError"
+        ),
+        "scripted.permission-modes": (
+            "finding (STREAM-013): pi asks for the approvals of a step's gated built-ins one "
+            "at a time; the second request comes only after the first is answered, in the "
+            "continued slice, where the call is unknown (notes 5.3.2), so the turn fails and "
+            "pi reports the remaining calls 'Pi session stopped'"
+        ),
+        "scripted.approval-machine": (
+            "finding (ADAPTER-044): with several built-in approvals answered across slices "
+            "the turn does not settle within the turn timeout; the same one-at-a-time "
+            "approval requests as scripted.permission-modes are the likely cause (not "
+            "isolated further)"
+        ),
+        "scripted.host-approvals": (
+            "finding (ADAPTER-044): doSuspendTurn with host calls awaiting approval records "
+            "them as failed ('Pi session stopped'), emits an error part 'This operation was "
+            "aborted', and the turn continued from the state never settles"
+        ),
+        "scripted.steering": (
+            "not isolated (ADAPTER-044): a turn steered with submitUserMessage does not "
+            "settle within the turn timeout; the scripted model holds its reply where the "
+            "script waits for the user's message (a model cannot wait for one), so this may "
+            "be a scripting limit rather than pi's"
+        ),
+        "scripted.time-slices": (
+            "finding: a turn run in time slices (suspend and continue from JSON at each "
+            "boundary) did not settle within the check's bound; pi's suspension stops its "
+            "session (see scripted.host-approvals)"
+        ),
+        "scripted.visible-writes": (
+            "finding (STREAM-018): pi reports a file-change part for the file its own "
+            "visible write/edit call wrote (its write tool calls onFileChange)"
+        ),
+        "scripted.dynamic-parts": (
+            "scripting limit: the check scripts files changing with no tool call; a model "
+            "reply cannot cause that in a real runtime, so the served script leaves them out"
+        ),
+        "scripted.runtime-crash": (
+            "scripting limit: the check scripts a runtime crash at a stream position; a "
+            "model endpoint cannot crash the runtime, so the served script leaves it out"
+        ),
+    },
 )
 
 #: The official adapters the kit has a profile for, by npm package name.
