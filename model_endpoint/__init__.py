@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ._convert import ScriptConversionError as ScriptConversionError
 from ._convert import from_kit_script as from_kit_script
+from ._convert import servable_steps as servable_steps
 from ._records import EndpointError as EndpointError
 from ._records import EndpointErrorKind as EndpointErrorKind
 from ._records import RecordedMessage as RecordedMessage
@@ -68,6 +69,7 @@ __all__ = [
     "UnforeseenRequestError",
     "WireProtocol",
     "from_kit_script",
+    "servable_steps",
 ]
 
 

@@ -18,13 +18,17 @@ from harness_testkit.fake_harness import (
     BuiltinCallAction,
     DelayAction,
     ErrorAction,
+    FileMutationAction,
     HostToolCallAction,
     McpCallAction,
+    RawAction,
     ReasoningAction,
     Script,
     ScriptStep,
+    ScriptTurn,
     StepCondition,
     TextAction,
+    WaitForUserMessageAction,
 )
 from harness_testkit.spec import HarnessUsageError, JSONValue
 
@@ -45,7 +49,10 @@ from ._script import (
     ToolResultMatch,
 )
 
-__all__ = ["ScriptConversionError", "from_kit_script"]
+__all__ = ["ScriptConversionError", "from_kit_script", "servable_steps"]
+
+#: The longest pause a served script holds (seconds): a wait without a timeout becomes it.
+LONGEST_PAUSE = 600.0
 
 #: Built-in input keys holding a path (``read``/``write``/``edit``; ``grep``/``glob``).
 _PATH_KEYS = ("file_path", "path")
@@ -327,3 +334,31 @@ def from_kit_script(
     elif repeat_from is not None:
         repeat_from = min(repeat_from, len(replies) - 1)
     return EndpointScript(model=script.model_id, replies=replies, repeat_from=repeat_from)
+
+
+def servable_steps(turn: ScriptTurn) -> list[ScriptStep]:
+    """A turn's steps as a model endpoint can serve them to a real runtime.
+
+    ``raw`` parts and opaque file changes are events of the fake runtime itself, which no
+    model reply can cause, so they are left out (a step left empty by that is dropped); a
+    wait for a mid-turn user message is a model that keeps working, so it becomes a delay
+    of its timeout (at most :data:`LONGEST_PAUSE`). A turn left without steps gets one
+    empty step: the runtime still asks its model once. What a runtime then asks for
+    depends on its own loop, which the adapter's conversion decides.
+    """
+    steps = []
+    for step in turn.steps:
+        actions = [
+            DelayAction(
+                seconds=LONGEST_PAUSE
+                if action.timeout is None
+                else min(action.timeout, LONGEST_PAUSE)
+            )
+            if isinstance(action, WaitForUserMessageAction)
+            else action
+            for action in step.actions
+            if not isinstance(action, RawAction | FileMutationAction)
+        ]
+        if actions or not step.actions:
+            steps.append(step.model_copy(update={"actions": actions}))
+    return steps or [ScriptStep()]

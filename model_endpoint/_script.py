@@ -392,6 +392,24 @@ class EndpointScript(EndpointModel):
         """A script whose reply ``n`` is the text ``texts[n]``."""
         return cls(replies=[MessageReply(content=[TextBlock(text=text)]) for text in texts])
 
+    def from_reply(self, offset: int) -> EndpointScript:
+        """This script as if its first ``offset`` replies had been served already.
+
+        A runtime resumed in a new process gets a new endpoint; it goes on where the last
+        one stopped (``repeatFrom`` is honoured past the end, as serving would).
+        """
+        replies = list(self.replies)
+        repeat_from = self.repeat_from
+        if offset <= 0 or not replies:
+            return self
+        if offset >= len(replies):
+            if repeat_from is None:
+                return self.model_copy(update={"replies": [], "repeat_from": None})
+            offset = repeat_from + (offset - len(replies)) % (len(replies) - repeat_from)
+        if repeat_from is not None:
+            repeat_from = max(repeat_from - offset, 0)
+        return self.model_copy(update={"replies": replies[offset:], "repeat_from": repeat_from})
+
     def to_yaml(self) -> str:
         """The document as YAML."""
         return yaml.safe_dump(self.to_wire(), sort_keys=False, allow_unicode=True)

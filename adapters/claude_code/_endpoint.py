@@ -15,16 +15,12 @@ import anyio
 
 from harness_testkit.fake_harness import (
     BuiltinCallAction,
-    DelayAction,
     ErrorAction,
-    FileMutationAction,
     HostToolCallAction,
     McpCallAction,
-    RawAction,
     Script,
     ScriptStep,
     TextAction,
-    WaitForUserMessageAction,
 )
 
 from ._builtins import BUILTIN_TOOLS, HOST_SERVER
@@ -35,8 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["ScriptedEndpoint"]
 
 
-#: The endpoint's longest pause (seconds): a wait without a timeout becomes this delay.
-_LONGEST_PAUSE = 600.0
 _CALLS = (BuiltinCallAction, HostToolCallAction, McpCallAction)
 #: Actions whose reply the CLI counts as output (a reply without any is retried).
 _VISIBLE = (*_CALLS, TextAction, ErrorAction)
@@ -93,27 +87,13 @@ def _runtime_script(script: Script) -> Script:
     runtime itself that no model reply can cause in the real CLI, so the scripted model
     leaves them out (checks that need them fail, as declared).
     """
+    from harness_testkit.model_endpoint import servable_steps
+
     turns = []
     for turn in script.turns:
-        steps = []
-        for step in turn.steps:
-            actions = [
-                DelayAction(
-                    seconds=_LONGEST_PAUSE
-                    if action.timeout is None
-                    else min(action.timeout, _LONGEST_PAUSE)
-                )
-                if isinstance(action, WaitForUserMessageAction)
-                else action
-                for action in step.actions
-                if not isinstance(action, RawAction | FileMutationAction)
-            ]
-            if actions or not step.actions:
-                steps.append(step.model_copy(update={"actions": actions}))
-        if not steps:
-            # Every step was left out: the CLI still asks the model once, which answers
-            # with nothing (and the retry of that empty reply is answered below).
-            steps.append(ScriptStep())
+        # Every step left out (or none at all): the CLI still asks the model once, which
+        # answers with nothing (and the retry of that empty reply is answered below).
+        steps = servable_steps(turn)
         steps = _requested(steps)
         if steps and any(isinstance(a, _CALLS) for a in steps[-1].actions):
             # The fake runtime ends a turn after its last step; the CLI sends the last
@@ -129,21 +109,6 @@ def _runtime_script(script: Script) -> Script:
 
 def _native_names() -> dict[str, str]:
     return {key: tool.native_name for key, tool in BUILTIN_TOOLS.items() if tool.native_name}
-
-
-def _from_reply(script: EndpointScript, offset: int) -> EndpointScript:
-    """``script`` as if its first ``offset`` replies had been served already."""
-    replies = list(script.replies)
-    repeat_from = script.repeat_from
-    if offset <= 0 or not replies:
-        return script
-    if offset >= len(replies):
-        if repeat_from is None:
-            return script.model_copy(update={"replies": [], "repeat_from": None})
-        offset = repeat_from + (offset - len(replies)) % (len(replies) - repeat_from)
-    if repeat_from is not None:
-        repeat_from = max(repeat_from - offset, 0)
-    return script.model_copy(update={"replies": replies[offset:], "repeat_from": repeat_from})
 
 
 class ScriptedEndpoint:
@@ -169,7 +134,7 @@ class ScriptedEndpoint:
             # work dir), so the model's inputs stay the script's (ADAPTER-057).
             absolute_paths=False,
         )
-        endpoint = ModelEndpoint(_from_reply(converted, offset))
+        endpoint = ModelEndpoint(converted.from_reply(offset))
         await anyio.to_thread.run_sync(endpoint.start)
         return cls(endpoint, converted, offset)
 
@@ -188,7 +153,7 @@ class ScriptedEndpoint:
         """Serve from reply ``reply`` (of the whole converted script) again."""
         self._served_before = len(self._endpoint.requests)
         self._offset = reply
-        self._endpoint.set_script(_from_reply(self._script, reply))
+        self._endpoint.set_script(self._script.from_reply(reply))
         await anyio.lowlevel.checkpoint()
 
     def errors(self) -> list[Any]:

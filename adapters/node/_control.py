@@ -33,14 +33,14 @@ class NodePromptControl:
         is_error: bool = False,
         tool_result: dict[str, Any] | None = None,
     ) -> None:
-        """Send a host tool's result to the adapter."""
+        """Send a host tool's result to the adapter (a JSON output: it crosses the wire).
+
+        Raises:
+            HarnessUsageError: ``output`` is not JSON; the message names the call.
+        """
         self._session.record(
-            ToolResultReceived(
-                session_id=self._session.session_id,
-                tool_call_id=tool_call_id,
-                output=output,
-                is_error=is_error,
-                tool_result=tool_result,
+            ToolResultReceived.of_submission(
+                self._session.session_id, tool_call_id, output, is_error, tool_result
             )
         )
         params: dict[str, Any] = {"toolCallId": tool_call_id, "output": output, "isError": is_error}

@@ -19,25 +19,19 @@ import anyio
 
 from harness_testkit.fake_harness import (
     BuiltinCallAction,
-    DelayAction,
     ErrorAction,
-    FileMutationAction,
     HostToolCallAction,
     McpCallAction,
-    RawAction,
     Script,
     ScriptStep,
-    WaitForUserMessageAction,
 )
 from harness_testkit.spec import BuiltinTool
 
 if TYPE_CHECKING:
-    from harness_testkit.model_endpoint import EndpointScript, ModelEndpoint
+    from harness_testkit.model_endpoint import ModelEndpoint
 
 __all__ = ["ScriptedEndpoint", "runtime_script"]
 
-#: The endpoint's longest pause (seconds): a wait without a timeout becomes this delay.
-_LONGEST_PAUSE = 600.0
 _CALLS = (BuiltinCallAction, HostToolCallAction, McpCallAction)
 
 Protocol = Literal["anthropic", "openai-responses", "openai-chat"]
@@ -66,45 +60,16 @@ def runtime_script(script: Script) -> Script:
     turn are left out (served, they would answer the next turn); raw parts, opaque file
     changes and faults are left out.
     """
+    from harness_testkit.model_endpoint import servable_steps
+
     turns = []
     for turn in script.turns:
-        steps = []
-        for step in turn.steps:
-            actions = [
-                DelayAction(
-                    seconds=_LONGEST_PAUSE
-                    if action.timeout is None
-                    else min(action.timeout, _LONGEST_PAUSE)
-                )
-                if isinstance(action, WaitForUserMessageAction)
-                else action
-                for action in step.actions
-                if not isinstance(action, RawAction | FileMutationAction)
-            ]
-            if actions or not step.actions:
-                steps.append(step.model_copy(update={"actions": actions}))
-        if not steps:
-            steps.append(ScriptStep())
+        steps = servable_steps(turn)
         steps = _requested(steps)
         if any(isinstance(a, _CALLS) for a in steps[-1].actions):
             steps.append(ScriptStep())
         turns.append(turn.model_copy(update={"steps": steps, "faults": []}))
     return script.model_copy(update={"turns": turns, "faults": []})
-
-
-def _from_reply(script: EndpointScript, offset: int) -> EndpointScript:
-    """``script`` as if its first ``offset`` replies had been served already."""
-    replies = list(script.replies)
-    repeat_from = script.repeat_from
-    if offset <= 0 or not replies:
-        return script
-    if offset >= len(replies):
-        if repeat_from is None:
-            return script.model_copy(update={"replies": [], "repeat_from": None})
-        offset = repeat_from + (offset - len(replies)) % (len(replies) - repeat_from)
-    if repeat_from is not None:
-        repeat_from = max(repeat_from - offset, 0)
-    return script.model_copy(update={"replies": replies[offset:], "repeat_from": repeat_from})
 
 
 class ScriptedEndpoint:
@@ -137,7 +102,7 @@ class ScriptedEndpoint:
             # model's inputs stay the script's (ADAPTER-057).
             absolute_paths=False,
         )
-        endpoint = ModelEndpoint(_from_reply(converted, offset))
+        endpoint = ModelEndpoint(converted.from_reply(offset))
         await anyio.to_thread.run_sync(endpoint.start)
         return cls(endpoint, offset)
 

@@ -102,3 +102,10 @@ def test_tool_calls_default_to_tool_use() -> None:
 def test_invalid_scripts_name_the_problem(document: dict[str, object], complaint: str) -> None:
     with pytest.raises(ValidationError, match=complaint):
         EndpointScript.model_validate(document)
+
+
+def test_from_reply_starts_where_a_previous_endpoint_stopped() -> None:
+    script = EndpointScript.from_texts("a", "b", "c")
+    assert [r.content[0].text for r in script.from_reply(1).replies] == ["b", "c"]  # type: ignore[union-attr]  # text replies
+    assert script.from_reply(0) is script
+    assert script.from_reply(5).replies == []
