@@ -10,9 +10,8 @@ from typing import Any
 
 import jsonschema
 
+from harness_testkit.scripting import Chunking
 from harness_testkit.spec import JSONValue
-
-from ._script import Chunking
 
 __all__ = ["chunk_text", "instance_of", "mcp_tool_name", "output_text"]
 

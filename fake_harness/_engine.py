@@ -31,6 +31,27 @@ import anyio
 import jsonschema
 
 from harness_testkit.common import pattern_search
+from harness_testkit.scripting import (
+    ApprovalRequested,
+    BuiltinCallAction,
+    Chunking,
+    CompactionPerformed,
+    DelayAction,
+    ErrorAction,
+    FileMutationAction,
+    HostToolCallAction,
+    McpCallAction,
+    ObservationEntry,
+    RawAction,
+    ReasoningAction,
+    ScriptedResult,
+    ScriptStep,
+    StepCondition,
+    TextAction,
+    ToolExecuted,
+    WaitForUserMessageAction,
+    WorkspaceMutated,
+)
 from harness_testkit.spec import (
     ErrorPart,
     FileChangePart,
@@ -62,13 +83,6 @@ from harness_testkit.spec import (
 )
 
 from ._content import chunk_text, instance_of, mcp_tool_name, output_text
-from ._observations import (
-    ApprovalRequested,
-    CompactionPerformed,
-    ToolExecuted,
-    WorkspaceMutated,
-    _Entry,
-)
 from ._requests import (
     AwaitRequest,
     EmitRequest,
@@ -79,22 +93,6 @@ from ._requests import (
     SleepRequest,
     TurnContext,
     TurnEnd,
-)
-from ._script import (
-    BuiltinCallAction,
-    Chunking,
-    DelayAction,
-    ErrorAction,
-    FileMutationAction,
-    HostToolCallAction,
-    McpCallAction,
-    RawAction,
-    ReasoningAction,
-    ScriptedResult,
-    ScriptStep,
-    StepCondition,
-    TextAction,
-    WaitForUserMessageAction,
 )
 from ._state import Message, compact_conversation, estimate_tokens
 from ._workspace import EXECUTABLE_BUILTINS, Outcome
@@ -192,7 +190,7 @@ class TurnEngine:
     def _context_tokens(self) -> int:
         return self.ctx.conversation.tokens(self.ctx.settings.instructions or "")
 
-    def _note(self, entry: _Entry) -> NoteRequest:
+    def _note(self, entry: ObservationEntry) -> NoteRequest:
         return NoteRequest(entry)
 
     def _holds(self, condition: StepCondition) -> bool:
@@ -696,7 +694,7 @@ class TurnEngine:
         async def run(abort: anyio.Event | None) -> Outcome:
             return await workspace.mutate(action.changes)
 
-        def describe(outcome: Outcome) -> list[_Entry]:
+        def describe(outcome: Outcome) -> list[ObservationEntry]:
             changes = outcome.get("fileChanges") or []
             assert isinstance(changes, list)
             return [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from ._script import Script
+from harness_testkit.scripting import Script
 
 __all__ = ["example_path", "load_example"]
 

@@ -15,8 +15,9 @@ import random
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
+from harness_testkit.scripting import Script
+
 from ._profiles import HarnessProfile, get_profile
-from ._script import Script
 from ._workspace import EXECUTABLE_BUILTINS
 
 __all__ = ["ACTION_KINDS", "Chooser", "RandomChooser", "build_script", "generate_script"]

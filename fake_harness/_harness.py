@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from harness_testkit import __version__
+from harness_testkit.scripting import Fault, McpServer, ObservationLog, Script, SessionStarted
 from harness_testkit.spec import (
     BuiltinTool,
     HarnessCapabilityUnsupportedError,
@@ -18,9 +19,7 @@ from harness_testkit.spec import (
 
 from ._clock import Clock, VirtualClock
 from ._errors import ScriptMismatchError
-from ._observations import ObservationLog, SessionStarted
 from ._profiles import HarnessProfile, get_profile
-from ._script import Fault, McpServer, Script
 from ._session import FakeHarnessSession
 from ._state import Conversation, SessionData, validate_session_data
 

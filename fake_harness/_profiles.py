@@ -15,9 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness_testkit.scripting import Fault
 from harness_testkit.spec import BuiltinTool, HarnessUsageError, common_tool
-
-from ._script import Fault
 
 __all__ = ["HarnessProfile", "get_profile", "profiles"]
 

@@ -12,11 +12,10 @@ from typing import Literal, TypeAlias
 
 import anyio
 
+from harness_testkit.scripting import McpServer, ObservationEntry, Script, ScriptTurn
 from harness_testkit.spec import StreamPart
 
-from ._observations import _Entry
 from ._profiles import HarnessProfile
-from ._script import McpServer, Script, ScriptTurn
 from ._state import Conversation, TurnSettingsRecord
 from ._workspace import Outcome, Workspace
 
@@ -46,7 +45,7 @@ class ExecuteRequest:
 
     key: str
     run: Callable[[anyio.Event | None], Awaitable[Outcome]]
-    describe: Callable[[Outcome], list[_Entry]]
+    describe: Callable[[Outcome], list[ObservationEntry]]
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ class SleepRequest:
 class NoteRequest:
     """Log an observation (never twice for the same turn)."""
 
-    entry: _Entry
+    entry: ObservationEntry
 
 
 Request: TypeAlias = (

@@ -8,6 +8,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from harness_testkit.common import pattern_search
+from harness_testkit.scripting import (
+    CompactionPerformed,
+    LifecycleEvent,
+    McpServer,
+    Script,
+    TurnStarted,
+)
 from harness_testkit.spec import (
     ContinueTurnOptions,
     ContinueTurnState,
@@ -21,9 +28,7 @@ from harness_testkit.spec import (
 )
 
 from ._errors import FakeHarnessCrashError, FakeHarnessError, ScriptMismatchError
-from ._observations import CompactionPerformed, LifecycleEvent, TurnStarted
 from ._requests import TurnContext
-from ._script import McpServer, Script
 from ._state import Conversation, SessionData, TurnRecord, TurnSettingsRecord, compact_conversation
 from ._turn_driver import TERMINAL_STATUSES, FakePromptControl, TurnRuntime, make_control
 from ._workspace import Workspace

@@ -11,7 +11,7 @@ from ._profiles import HarnessProfile
 if TYPE_CHECKING:
     from hypothesis.strategies import DrawFn, SearchStrategy
 
-    from ._script import Script
+    from harness_testkit.scripting import Script
 
 __all__ = ["scripts"]
 

@@ -22,6 +22,19 @@ from typing import Any, Literal, TypeAlias
 import anyio
 import anyio.lowlevel
 
+from harness_testkit.scripting import (
+    ApprovalReceived,
+    CloseEarlyFault,
+    CrashFault,
+    DelayPartFault,
+    DropFinishStepFault,
+    Fault,
+    HangFault,
+    MalformedPartFault,
+    ObservationLog,
+    ToolResultReceived,
+    UserMessageReceived,
+)
 from harness_testkit.spec import (
     Emit,
     FinishStepPart,
@@ -39,12 +52,6 @@ from harness_testkit.spec import (
 from ._clock import Clock
 from ._engine import TurnEngine
 from ._errors import FakeHarnessCrashError, ScriptMismatchError, TurnAbortedError
-from ._observations import (
-    ApprovalReceived,
-    ObservationLog,
-    ToolResultReceived,
-    UserMessageReceived,
-)
 from ._requests import (
     AwaitRequest,
     EmitRequest,
@@ -55,15 +62,6 @@ from ._requests import (
     SleepRequest,
     TurnContext,
     TurnEnd,
-)
-from ._script import (
-    CloseEarlyFault,
-    CrashFault,
-    DelayPartFault,
-    DropFinishStepFault,
-    Fault,
-    HangFault,
-    MalformedPartFault,
 )
 from ._state import JournalEntry, TurnRecord
 

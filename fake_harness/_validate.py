@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 
+from harness_testkit.scripting import BuiltinCallAction, HostToolCallAction, McpCallAction, Script
+
 from ._profiles import HarnessProfile
-from ._script import BuiltinCallAction, HostToolCallAction, McpCallAction, Script
 
 __all__ = ["ScriptProblem", "script_problems"]
 

@@ -32,6 +32,7 @@ from typing import Any
 import anyio
 
 from harness_testkit.common import UnsafePatternError, pattern_search
+from harness_testkit.scripting import FileMutation
 from harness_testkit.spec import (
     JSONValue,
     SandboxAbortedError,
@@ -40,8 +41,6 @@ from harness_testkit.spec import (
     SandboxSession,
     SandboxTimeoutError,
 )
-
-from ._script import FileMutation
 
 __all__ = ["EXECUTABLE_BUILTINS", "Workspace", "glob_to_regex"]
 

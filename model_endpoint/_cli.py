@@ -19,7 +19,7 @@ def _load(path: Path, kit: bool, tool_names: tuple[str, ...]) -> EndpointScript:
         if tool_names:
             raise click.UsageError("--tool-name only applies with --kit-script")
         return EndpointScript.from_file(path)
-    from harness_testkit.fake_harness import Script
+    from harness_testkit.scripting import Script
 
     from ._convert import from_kit_script
 

@@ -14,7 +14,7 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from harness_testkit.fake_harness import (
+from harness_testkit.scripting import (
     BuiltinCallAction,
     DelayAction,
     ErrorAction,

@@ -40,6 +40,7 @@ PACKAGES = {
     "harness_testkit": "",
     "spec": "spec",
     "common": "common",
+    "scripting": "scripting",
     "reference": "reference",
     "fake_harness": "fake_harness",
     "conformance": "conformance",
@@ -52,6 +53,7 @@ PACKAGES = {
 TEST_OWNERS = {
     "spec": "spec",
     "common": "common",
+    "scripting": "scripting",
     "reference": "reference",
     "fake_harness": "fake_harness",
     "conformance": "conformance",
@@ -65,13 +67,16 @@ TEST_OWNERS = {
 ALLOWED_DEPENDENCIES = {
     "spec": set(),
     "common": {"spec"},
+    "scripting": {"spec", "common"},
     "sandbox": {"spec", "common"},
     "reference": {"spec", "sandbox"},
-    "fake_harness": {"spec", "common"},
-    "simulate": {"spec", "sandbox", "reference", "fake_harness"},
-    "conformance": {"spec", "common", "sandbox", "reference", "fake_harness"},
-    "model_endpoint": {"spec", "common", "fake_harness"},
-    "adapters": {"spec", "sandbox", "fake_harness", "model_endpoint", "conformance"},
+    "fake_harness": {"spec", "common", "scripting"},
+    "simulate": {"spec", "sandbox", "reference", "fake_harness", "scripting"},
+    "conformance": {"spec", "common", "sandbox", "reference", "fake_harness", "scripting"},
+    "model_endpoint": {"spec", "common", "scripting"},
+    # A real adapter implements the scripting extension against its contract
+    # (`scripting`), never by importing the fake runtime.
+    "adapters": {"spec", "sandbox", "scripting", "model_endpoint", "conformance"},
 }
 
 

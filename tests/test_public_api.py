@@ -11,6 +11,7 @@ import harness_testkit
 
 PACKAGES = [
     "harness_testkit.spec",
+    "harness_testkit.scripting",
     "harness_testkit.common",
     "harness_testkit.reference",
     "harness_testkit.fake_harness",

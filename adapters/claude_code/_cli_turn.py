@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from harness_testkit.fake_harness import (
+from harness_testkit.scripting import (
     ApprovalReceived,
     ApprovalRequested,
     LifecycleEvent,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from harness_testkit.fake_harness import (
+from harness_testkit.scripting import (
     BuiltinCallAction,
     ErrorAction,
     HostToolCallAction,

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import anyio
 
-from harness_testkit.fake_harness import ObservationLog, Script, SessionStarted
+from harness_testkit.scripting import ObservationLog, Script, SessionStarted
 from harness_testkit.spec import (
     BuiltinTool,
     HarnessCapabilityUnsupportedError,

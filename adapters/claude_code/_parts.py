@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness_testkit.fake_harness import ToolExecuted
+from harness_testkit.scripting import ToolExecuted
 from harness_testkit.spec import JSONValue
 
 from ._builtins import HOST_SERVER, key_of_native, mcp_parts

@@ -10,7 +10,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from harness_testkit.fake_harness import McpTool, Script
+from harness_testkit.scripting import McpTool, Script
 from harness_testkit.spec import ToolUseKind
 
 from ._builtins import HOST_SERVER, mcp_input_schema, mcp_parts

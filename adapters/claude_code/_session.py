@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness_testkit.fake_harness import LifecycleEvent, TurnStarted
+from harness_testkit.scripting import LifecycleEvent, TurnStarted
 from harness_testkit.spec import (
     ContinueTurnOptions,
     ContinueTurnState,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from harness_testkit.fake_harness import ApprovalReceived, ToolResultReceived, UserMessageReceived
+from harness_testkit.scripting import ApprovalReceived, ToolResultReceived, UserMessageReceived
 from harness_testkit.spec import JSONValue
 
 if TYPE_CHECKING:

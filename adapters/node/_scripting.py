@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from harness_testkit.fake_harness import (
+from harness_testkit.scripting import (
     BuiltinCallAction,
     ErrorAction,
     HostToolCallAction,

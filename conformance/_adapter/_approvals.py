@@ -295,7 +295,7 @@ async def host_approvals(ctx: CheckContext, scenario: Mapping[str, Any]) -> None
         all_parts = await _drive_host_approvals(
             ctx, scenario, via, counter, make_agent, script, agent, session
         )
-    from harness_testkit.fake_harness import ToolResultReceived
+    from harness_testkit.scripting import ToolResultReceived
 
     # What each host call's execution returned (HostToolCounter) and what the check
     # answered for client-side calls: the runtime must receive exactly that.

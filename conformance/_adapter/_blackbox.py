@@ -320,7 +320,7 @@ def _runtime_events(adapter: RecordingAdapter) -> list[str]:
     log = getattr(adapter.inner, "observations", None)
     if log is None:
         return []
-    from harness_testkit.fake_harness import LifecycleEvent
+    from harness_testkit.scripting import LifecycleEvent
 
     return [entry.event for entry in log.of_kind(LifecycleEvent)]
 

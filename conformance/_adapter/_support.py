@@ -120,7 +120,7 @@ def make_script(*steps: list[dict[str, Any]], announce: bool = True) -> dict[str
 
 
 def set_script(adapter: RecordingAdapter, script: Mapping[str, Any]) -> None:
-    from harness_testkit.fake_harness import Script
+    from harness_testkit.scripting import Script
 
     setter = getattr(adapter, "set_script", None)
     if setter is None:
@@ -141,7 +141,7 @@ def executions(*adapters: RecordingAdapter) -> dict[str, list[Any]]:
     A turn continued from a JSON state runs in another adapter: what ran before the
     suspension is in the first adapter's log, what ran after in the next one's.
     """
-    from harness_testkit.fake_harness import ToolExecuted
+    from harness_testkit.scripting import ToolExecuted
 
     found: dict[str, list[Any]] = {}
     for adapter in adapters:

@@ -136,7 +136,7 @@ async def tool_merging(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     session = await ctx.create_session(agent)
     with grammar_first(ctx):
         parts = await ctx.run_prompt(agent, session, "merge tools")
-    from harness_testkit.fake_harness import TurnStarted
+    from harness_testkit.scripting import TurnStarted
 
     started = observations(adapter).of_kind(TurnStarted)
     received = [spec.name for spec in started[-1].tools] if started else []
@@ -304,7 +304,7 @@ async def filtering(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             requirement, f"expected {expected_error.__name__} at construction; none was raised"
         )
     session = await ctx.create_session(agent)
-    from harness_testkit.fake_harness import SessionStarted
+    from harness_testkit.scripting import SessionStarted
 
     started = observations(adapter).of_kind(SessionStarted)[-1]
     if started.builtin_tool_filtering != expected_filter:

@@ -116,7 +116,7 @@ async def mcp_tools(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     classes=_ONE,
 )
 async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
-    from harness_testkit.fake_harness import CompactionPerformed
+    from harness_testkit.scripting import CompactionPerformed
 
     adapter = ctx.adapter()
     long_text = " ".join(["context"] * 120)
@@ -150,7 +150,7 @@ async def compaction_once(ctx: CheckContext, scenario: Mapping[str, Any]) -> Non
     classes=_ONE,
 )
 async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
-    from harness_testkit.fake_harness import TurnStarted
+    from harness_testkit.scripting import TurnStarted
     from harness_testkit.spec import Skill
 
     adapter = ctx.adapter()
@@ -199,7 +199,7 @@ async def turn_settings(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
     needs=("steering",),
 )
 async def steering_reaches_turn(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
-    from harness_testkit.fake_harness import UserMessageReceived
+    from harness_testkit.scripting import UserMessageReceived
 
     adapter = ctx.adapter()
     set_script(
@@ -274,7 +274,7 @@ async def sandbox_ownership(ctx: CheckContext, scenario: Mapping[str, Any]) -> N
     classes=_ONE,
 )
 async def questions(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
-    from harness_testkit.fake_harness import ToolResultReceived
+    from harness_testkit.scripting import ToolResultReceived
 
     adapter = ctx.adapter()
     if "askUserQuestions" not in adapter.builtin_tools:

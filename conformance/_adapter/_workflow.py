@@ -156,7 +156,7 @@ def _scenarios(ctx: CheckContext) -> st.SearchStrategy[Any]:
 def _agent(
     ctx: CheckContext, script: Mapping[str, Any], counter: _ExecutionCounter
 ) -> tuple[HarnessAgent, RecordingAdapter]:
-    from harness_testkit.fake_harness import Script
+    from harness_testkit.scripting import Script
 
     adapter = ctx.adapter()
     set_script = getattr(adapter, "set_script", None)
@@ -167,7 +167,7 @@ def _agent(
 
 
 def _builtin_executions(adapters: Sequence[RecordingAdapter]) -> Counter[str]:
-    from harness_testkit.fake_harness import ToolExecuted
+    from harness_testkit.scripting import ToolExecuted
 
     counts: Counter[str] = Counter()
     for adapter in adapters:

@@ -40,12 +40,12 @@ __all__ = [
 ]
 
 
-class _Entry(ScriptModel):
+class ObservationEntry(ScriptModel):
     session_id: str
     seq: int = 0
 
 
-class SessionStarted(_Entry):
+class SessionStarted(ObservationEntry):
     """``do_start`` was called: the options the runtime received."""
 
     kind: Literal["session-started"] = "session-started"
@@ -57,7 +57,7 @@ class SessionStarted(_Entry):
     session_work_dir: str
 
 
-class TurnStarted(_Entry):
+class TurnStarted(ObservationEntry):
     """``do_prompt_turn`` or ``do_continue_turn``: the turn settings received."""
 
     kind: Literal["turn-started"] = "turn-started"
@@ -72,7 +72,7 @@ class TurnStarted(_Entry):
     response_format: dict[str, JSONValue] | None = None
 
 
-class ToolExecuted(_Entry):
+class ToolExecuted(ObservationEntry):
     """A built-in or MCP call was resolved by the runtime (executed or refused).
 
     ``executed`` is false when the call was refused (``reason``: ``filtered`` for a
@@ -92,7 +92,7 @@ class ToolExecuted(_Entry):
     reason: Literal["filtered", "denied", "unavailable"] | None = None
 
 
-class WorkspaceMutated(_Entry):
+class WorkspaceMutated(ObservationEntry):
     """An opaque workspace mutation changed a file (``emitted``: a part was sent)."""
 
     kind: Literal["workspace-mutated"] = "workspace-mutated"
@@ -102,7 +102,7 @@ class WorkspaceMutated(_Entry):
     emitted: bool
 
 
-class ApprovalRequested(_Entry):
+class ApprovalRequested(ObservationEntry):
     """The runtime asked for an approval."""
 
     kind: Literal["approval-requested"] = "approval-requested"
@@ -113,7 +113,7 @@ class ApprovalRequested(_Entry):
     because: Literal["permission-mode", "filtering"]
 
 
-class ApprovalReceived(_Entry):
+class ApprovalReceived(ObservationEntry):
     """``submit_tool_approval`` was called."""
 
     kind: Literal["approval-received"] = "approval-received"
@@ -122,7 +122,7 @@ class ApprovalReceived(_Entry):
     reason: str | None = None
 
 
-class ToolResultReceived(_Entry):
+class ToolResultReceived(ObservationEntry):
     """``submit_tool_result`` was called."""
 
     kind: Literal["tool-result-received"] = "tool-result-received"
@@ -161,14 +161,14 @@ class ToolResultReceived(_Entry):
         )
 
 
-class UserMessageReceived(_Entry):
+class UserMessageReceived(ObservationEntry):
     """``submit_user_message`` was called."""
 
     kind: Literal["user-message-received"] = "user-message-received"
     text: str
 
 
-class CompactionPerformed(_Entry):
+class CompactionPerformed(ObservationEntry):
     """The runtime compacted its context (``emitted``: a ``compaction`` part was sent)."""
 
     kind: Literal["compaction-performed"] = "compaction-performed"
@@ -181,7 +181,7 @@ class CompactionPerformed(_Entry):
     emitted: bool
 
 
-class LifecycleEvent(_Entry):
+class LifecycleEvent(ObservationEntry):
     """A session or turn lifecycle transition.
 
     Events: ``suspend``, ``detach``, ``stop``, ``destroy``, ``finish`` (turn ended with
@@ -220,14 +220,14 @@ Observation: TypeAlias = Annotated[
     Field(discriminator="kind"),
 ]
 
-_E = TypeVar("_E", bound=_Entry)
+_E = TypeVar("_E", bound=ObservationEntry)
 
 
 class ObservationLog:
     """An append-only, ordered log of observations (one per :class:`FakeHarness`)."""
 
     def __init__(self) -> None:
-        self._entries: list[_Entry] = []
+        self._entries: list[ObservationEntry] = []
 
     def record(self, entry: _E) -> _E:
         """Append ``entry`` (its ``seq`` is set to its position) and return it."""
@@ -236,7 +236,7 @@ class ObservationLog:
         return stamped
 
     @property
-    def entries(self) -> list[_Entry]:
+    def entries(self) -> list[ObservationEntry]:
         """Every entry, in order (a copy)."""
         return list(self._entries)
 
@@ -271,7 +271,7 @@ class ObservationLog:
             for entry in self._entries
         ]
 
-    def __iter__(self) -> Iterator[_Entry]:
+    def __iter__(self) -> Iterator[ObservationEntry]:
         return iter(list(self._entries))
 
     def __len__(self) -> int:
