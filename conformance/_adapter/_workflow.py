@@ -285,15 +285,25 @@ async def time_slices(ctx: CheckContext, scenario: Mapping[str, Any]) -> None:
             agent, adapter = _agent(ctx, script, counter)
             sliced_adapters.append(adapter)
             state = WorkflowState.from_wire(state.to_json())  # another process
-            with anyio.fail_after(timeout):
-                state = await run_time_slice(
-                    agent,
-                    state,
-                    budget_seconds=_SLICE_BUDGET,
-                    clock=clock,
-                    writer=collector,
-                    destroy_on_finish=True,
-                )
+            try:
+                with anyio.fail_after(timeout):
+                    state = await run_time_slice(
+                        agent,
+                        state,
+                        budget_seconds=_SLICE_BUDGET,
+                        clock=clock,
+                        writer=collector,
+                        destroy_on_finish=True,
+                    )
+            except TimeoutError as error:
+                # A slice that never ends is the adapter's hang, reported as such (not an
+                # error of the check).
+                raise CheckFailed(
+                    "ADAPTER-044",
+                    f"time slice {number + 1} did not end within {timeout} s (its turn "
+                    "neither reached the slice's budget nor settled)",
+                    observed=[part.type for part in written],
+                ) from error
             sliced_parts.extend(written)
             closes += collector.closed
             if state.status is WorkflowStatus.READY_FOR_NEXT_STEP:
