@@ -29,7 +29,7 @@ from harness_testkit.spec import (
 
 from ._host import HostProcess, Outcome
 
-__all__ = ["Port", "call", "raise_outcome"]
+__all__ = ["Port", "call", "raise_outcome", "spawn_detached"]
 
 _DETACHED: set[Any] = set()
 #: JSON-RPC's own error codes: the host refused the frame itself, not the adapter.
@@ -58,7 +58,9 @@ def _post(native: object, function: Callable[[], None]) -> None:
         pass
 
 
-def _spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
+def spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``function`` in a task of the running loop that no caller waits for (an asyncio
+    task, or a trio system task); the loop cancels it when it ends."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -158,7 +160,7 @@ class Port:
         self._wake = anyio.Event()
         self._handled_event = anyio.Event()
         self._serving = True
-        _spawn_detached(self._serve)
+        spawn_detached(self._serve)
         if self._queue:
             self._wake.set()
 

@@ -42,7 +42,7 @@ from harness_testkit.spec import (
     parse_lifecycle_state,
 )
 
-from ._bridge import Port, call
+from ._bridge import Port, call, spawn_detached
 from ._control import NodePromptControl, prompt_control
 from ._evidence import SessionTracking
 from ._scripting import ScriptedEndpoint
@@ -246,7 +246,6 @@ class NodeSession:
         self._host = harness.host
         self._options = options
         self._endpoint = endpoint
-        self._mode = mode
         self._handle = ""
         self._is_resume = mode != "fresh"
         self._model_id: str | None = None
@@ -261,7 +260,6 @@ class NodeSession:
             tracking = self._host.tracking[options.session_id] = SessionTracking(
                 options.session_work_dir
             )
-        self._tracking = tracking
         self._calls = tracking.calls
         self._approvals = tracking.approvals
         self.denied = tracking.denied
@@ -404,8 +402,6 @@ class NodeSession:
         return prompt_control(self, turn, controls)
 
     def _watch_abort(self, turn: Turn, abort: anyio.Event) -> None:
-        from ._bridge import _spawn_detached
-
         async def watch() -> None:
             async with anyio.create_task_group() as group:
 
@@ -419,7 +415,7 @@ class NodeSession:
                 await turn.ended.wait()
                 group.cancel_scope.cancel()
 
-        _spawn_detached(watch)
+        spawn_detached(watch)
 
     def _on_emit(self, turn_id: str, part: Any) -> None:
         if isinstance(part, dict) and part.get("$broken"):
@@ -505,8 +501,6 @@ class NodeSession:
         return {"exitCode": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}
 
     async def _spawn(self, params: dict[str, Any]) -> dict[str, Any]:
-        from ._bridge import _spawn_detached
-
         command = str(params["command"])
         env = params.get("env")
         self._evidence.record("run", command=command, cwd=params.get("workingDirectory"))
@@ -543,7 +537,7 @@ class NodeSession:
             host.unroute(f"process:{handle}")
             self._processes.pop(handle, None)
 
-        _spawn_detached(pump)
+        spawn_detached(pump)
         return {"process": handle, "pid": process.pid}
 
     async def _kill(self, params: dict[str, Any]) -> None:
