@@ -3,13 +3,13 @@
 Each declared deviation is a finding about the official adapter; its bundle is the
 evidence, replayed with one command::
 
-    python -m scripts.node_findings npm:@ai-sdk/harness-pi@1.0.123
+    python -m scripts.node_findings npm:@ai-sdk/harness-pi@1.0.123 [CHECK ...]
     harness-testkit replay docs/findings/harness-pi@1.0.123/<check>.replay.json \\
         --adapter npm:@ai-sdk/harness-pi@1.0.123
 
 The checks run without the declarations (a finding must fail on its own), at the
 smoke profile and seed 0; a declared check that passes is reported, since its
-declaration is stale. Exit 1 when one is.
+declaration is stale. Exit 1 when one is. Naming checks rewrites only their bundles.
 """
 
 from __future__ import annotations
@@ -26,18 +26,27 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main(argv: list[str]) -> int:
     """Run each declared check of the target in ``argv[0]`` and keep its bundle."""
-    if len(argv) != 1 or not argv[0].startswith("npm:"):
-        print("usage: python -m scripts.node_findings npm:NAME@VERSION", file=sys.stderr)
+    if not argv or not argv[0].startswith("npm:"):
+        print(
+            "usage: python -m scripts.node_findings npm:NAME@VERSION [CHECK ...]", file=sys.stderr
+        )
         return 2
-    spec = argv[0]
+    spec, only = argv[0], set(argv[1:])
     target = load_node_target(spec)
     declared = dict(target.expectations.xfail) if target.expectations else {}
+    unknown = only - set(declared)
+    if unknown:
+        print(f"not declared for {spec}: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    if only:
+        declared = {check: reason for check, reason in declared.items() if check in only}
     bare = dataclasses.replace(target, expectations=None)
     name, _, version = spec.removeprefix("npm:").rpartition("@")
     out = ROOT / "docs" / "findings" / f"{name.rsplit('/', 1)[-1]}@{version}"
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob("*.replay.json"):
-        stale.unlink()
+        if not only or stale.name.removesuffix(".replay.json") in only:
+            stale.unlink()
     stale_declarations = []
     try:
         checks = {check.id: check for check in ordered_checks()}
