@@ -238,7 +238,7 @@ class InitializeParams(_Wire):
     """``initialize``: the first call; loads the adapter.
 
     ``faults`` plants the host's self-test defects (``drop-provider-executed``,
-    ``approve-denials``, ``emit-after-done``): the kit's own tests use them to prove the
+    ``approve-denials``): the kit's own tests use them to prove the
     suite catches a host that forwards wrongly. Never set them to check an adapter.
     """
 

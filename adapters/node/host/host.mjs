@@ -320,7 +320,7 @@ const state = {
   turns: new Map(),
   next: 0,
 };
-const KNOWN_FAULTS = new Set(['drop-provider-executed', 'approve-denials', 'emit-after-done']);
+const KNOWN_FAULTS = new Set(['drop-provider-executed', 'approve-denials']);
 const requestControllers = new Map();
 
 function handle(prefix) {
@@ -360,7 +360,7 @@ async function jsonSchemaOf(schema) {
 function emitterFor(turnId) {
   return (part) => {
     const entry = state.turns.get(turnId);
-    if (entry?.settled && !state.faults.has('emit-after-done')) {
+    if (entry?.settled) {
       log('warn', `the adapter emitted a '${part?.type}' part after turn ${turnId} ended`);
     }
     let forwarded = part;
