@@ -487,8 +487,13 @@ def _load_any_target(
     """A Python factory, or a Node adapter through the adapter host (set-up errors: exit 2)."""
     from harness_testkit.spec import HostProtocolError, HostSetupError, MissingExtraError
 
-    node = spec.startswith("npm:") or _looks_like_node_path(spec)
-    if not node:
+    try:
+        from harness_testkit.adapters.node import is_node_target, load_node_target, read_settings
+    except ImportError as error:
+        raise _SetupError(
+            str(MissingExtraError("Checking a Node adapter", "node", missing=error.name))
+        ) from None
+    if not is_node_target(spec):
         if settings_path is not None:
             raise _SetupError("--settings applies to Node adapters only (npm:... or PATH#EXPORT)")
         try:
@@ -496,22 +501,7 @@ def _load_any_target(
         except ValueError as error:
             raise _SetupError(str(error)) from None
     try:
-        from harness_testkit.adapters.node import load_node_target, read_settings
-    except ImportError as error:
-        raise _SetupError(
-            str(MissingExtraError("Checking a Node adapter", "node", missing=error.name))
-        ) from None
-    try:
         settings = read_settings(settings_path) if settings_path is not None else None
         return load_node_target(spec, settings=settings, capabilities=capabilities)
     except (HostSetupError, HostProtocolError) as error:
         raise _SetupError(f"{spec}: {error}") from None
-
-
-def _looks_like_node_path(spec: str) -> bool:
-    head = spec.split("#", 1)[0]
-    if head.endswith((".js", ".mjs", ".cjs")):
-        return True
-    return ("#" in spec or head.startswith(("./", "../", "/", "~"))) and Path(
-        head
-    ).expanduser().exists()

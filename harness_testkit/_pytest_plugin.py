@@ -233,9 +233,18 @@ def harness_adapter(request: pytest.FixtureRequest) -> Any:
             "pass --harness-adapter=package.module:factory or set the ini option "
             "harness_adapter"
         )
-    if spec.startswith("npm:") or "#" in spec:
+    if _is_node_target(spec):
         return _node_factory(request.config, spec)
     return load_factory(spec)
+
+
+def _is_node_target(spec: str) -> bool:
+    """Whether ``spec`` names a Node adapter (the CLI's rule, from the Node package)."""
+    try:
+        from harness_testkit.adapters.node import is_node_target
+    except ImportError:
+        return spec.startswith("npm:")
+    return bool(is_node_target(spec))
 
 
 def _node_factory(config: pytest.Config, spec: str) -> Any:

@@ -81,7 +81,6 @@ class HostProcess:
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._broken: HostProtocolError | None = None
         self._closed = False
-        self.logs: list[tuple[str, str]] = []
         self._process = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -295,7 +294,6 @@ class HostProcess:
         params = frame.get("params") or {}
         if method == "log":
             level, text = str(params.get("level", "info")), str(params.get("message", ""))
-            self.logs.append((level, text))
             with self._lock:
                 self._stderr.append(f"[{level}] {text}")
             _log.debug("%s: %s", self.label, text)

@@ -120,7 +120,6 @@ class NodeAdapterHost:
         self._versions: dict[str, str] = {}
         self._handles = 0
         self.locked: bool | None = None
-        self.started_seconds: float | None = None
 
     # -- starting ------------------------------------------------------------------------
 
@@ -141,9 +140,6 @@ class NodeAdapterHost:
             self._start()
 
     def _start(self) -> None:
-        import time
-
-        started = time.perf_counter()
         if self.target.kind == "npm":
             assert self.target.name is not None
             assert self.target.version is not None
@@ -211,7 +207,6 @@ class NodeAdapterHost:
                 "committed" if self.locked else "resolved today (no committed lockfile)"
             )
         self._versions = versions
-        self.started_seconds = time.perf_counter() - started
 
     def _check_initialized(self, init: Any) -> None:
         if not isinstance(init, dict) or not isinstance(init.get("protocolVersion"), str):

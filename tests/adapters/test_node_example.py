@@ -16,7 +16,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -244,7 +243,7 @@ def test_a_host_leaves_no_process_or_folder_behind(tmp_path: Path) -> None:
     # The interpreter exited without closing anything itself: the kit's exit hook did.
     assert not Path(f"/proc/{pid}").exists() or "\tZ" in Path(f"/proc/{pid}/status").read_text()
     assert not Path(home).exists()
-    assert tempfile.gettempdir()  # the folder was under the test's TMPDIR
+    assert Path(home).parent == tmp_path  # made under the kit's TMPDIR, then removed
 
 
 # -- planted defects in the host's forwarding ------------------------------------------
