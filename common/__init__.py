@@ -8,6 +8,8 @@
   endpoint and simulation scenarios.
 - Whether a process has exited (:func:`pid_exited`), for the sweeps of the sandbox and
   the conformance runner.
+- Console output that suits a terminal, a CI log or a pipe (:func:`make_console`,
+  :class:`RunProgress`; ``NO_COLOR`` honoured), for the commands of every package.
 
 Internal to the distribution: these names are not part of the documented API
 (``python-api.md``) and may change; they live in a package of their own so that the
@@ -15,6 +17,11 @@ packages that need them do not import the root package, which holds only the com
 line and the pytest plugin.
 """
 
+from ._console import LOG_WIDTH as LOG_WIDTH
+from ._console import RunProgress as RunProgress
+from ._console import interactive as interactive
+from ._console import make_console as make_console
+from ._console import no_escape_codes as no_escape_codes
 from ._inputs import MAX_DEPTH as MAX_DEPTH
 from ._inputs import MAX_INPUT_BYTES as MAX_INPUT_BYTES
 from ._inputs import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
@@ -31,15 +38,20 @@ from ._patterns import pattern_search as pattern_search
 from ._processes import pid_exited as pid_exited
 
 __all__ = [
+    "LOG_WIDTH",
     "MAX_DEPTH",
     "MAX_INPUT_BYTES",
     "MAX_PATTERN_MEMORY",
     "MAX_SAFE_INTEGER",
     "InputError",
+    "RunProgress",
     "UnsafePatternError",
     "bounded_copy",
     "check_json_value",
     "check_pattern",
+    "interactive",
+    "make_console",
+    "no_escape_codes",
     "parse_structured",
     "pattern_search",
     "pid_exited",

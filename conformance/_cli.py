@@ -11,28 +11,33 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
 import click
 
-from harness_testkit.common import InputError, read_bounded_text
-from harness_testkit.sandbox import require_docker_sdk
+from harness_testkit.common import InputError, RunProgress, make_console, read_bounded_text
+from harness_testkit.sandbox import require_docker_engine
 from harness_testkit.spec import MissingExtraError
 
 from ._adapter._registry import REGISTRY, ordered_checks
+from ._baseline import write_baseline
 from ._capabilities import AdapterCapabilities
+from ._checks import Check
 from ._context import PROFILES, AdapterTarget, load_target
 from ._html import write_html
 from ._hypothesis import DEFAULT_EXAMPLE_DATABASE
 from ._replay import BundleError, load_bundle_model
-from ._report import Report
+from ._report import CheckResult, Report
 from ._runner import (
+    SETUP_ERRORS,
     Expectations,
     RunInterrupted,
     RunOptions,
@@ -63,6 +68,23 @@ _EXIT_SIGNAL = {"KeyboardInterrupt": 128 + 2, "Terminated": 128 + 15}
 
 class _SetupError(Exception):
     """A usage or setup problem (exit 2)."""
+
+
+#: Errors a command reports as one sentence with exit 2 (usage and set-up errors).
+_EXIT_2_ERRORS: tuple[type[Exception], ...] = (
+    _SetupError,
+    SelectionError,
+    BundleError,
+    *SETUP_ERRORS,
+)
+
+
+def _current_folder_importable() -> None:
+    """Put the current folder first on the import path, as pytest does with its rootdir
+    (and ``python -m`` with the current folder): ``check fx:make`` imports ./fx.py."""
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
 
 
 def _usage_exit(message: str) -> NoReturn:
@@ -127,8 +149,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 def _probe_factory(target: AdapterTarget) -> None:
     try:
         target.factory()
-    except MissingExtraError:
-        raise  # a set-up error whose one sentence names the extra
+    except SETUP_ERRORS:
+        raise  # a set-up error whose one sentence names what is missing
     except Exception as error:
         raise _SetupError(
             f"the adapter factory {target.name} raised {type(error).__name__}: {error}"
@@ -215,6 +237,13 @@ _SELECTION_OPTIONS: list[Callable[[Any], Any]] = [
     "MUST fails the run.",
 )
 @click.option(
+    "--write-baseline",
+    "write_baseline_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the MUSTs this run leaves unverified as a --baseline file; without "
+    "--baseline, the run is judged against it.",
+)
+@click.option(
     "--check-timeout",
     type=click.FloatRange(min=1),
     default=900.0,
@@ -231,6 +260,12 @@ _SELECTION_OPTIONS: list[Callable[[Any], Any]] = [
 @click.option("-v", "--verbose", is_flag=True, help="Print the traceback of every failure.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--timings",
+    is_flag=True,
+    help="Put each check's duration into the JSON report (without it, two runs at one "
+    "seed write identical reports).",
+)
 @click.option(
     "--report",
     "report_path",
@@ -262,6 +297,7 @@ def check(
     expectations_path: Path | None,
     require_tier: str | None,
     baseline_path: Path | None,
+    write_baseline_path: Path | None,
     check_timeout: float,
     check_ids: tuple[str, ...],
     exclude: tuple[str, ...],
@@ -273,6 +309,7 @@ def check(
     verbose: bool,
     junit_xml: Path | None,
     json_path: Path | None,
+    timings: bool,
     report_path: Path | None,
     html_path: Path | None,
     bundle_dir: Path,
@@ -318,18 +355,21 @@ def check(
             targets = self_targets()
         else:
             assert adapter is not None
+            _current_folder_importable()
             targets = [
                 _load_any_target(adapter, _load_capabilities(capabilities_path), settings_path)
             ]
         for target in targets:
             _probe_factory(target)
         if sandbox == "docker":
-            require_docker_sdk()
-    except (_SetupError, SelectionError, MissingExtraError) as error:
+            require_docker_engine()
+    except _EXIT_2_ERRORS as error:
         _usage_exit(str(error))
     profiles = sorted(PROFILES) if profile == "all" else [profile]
     reports: list[Report] = []
     code: int | None = None
+    console = make_console()
+    log = make_console(stderr=True)
     try:
         with _sigterm_raises():
             for target in targets:
@@ -344,23 +384,38 @@ def check(
                         check_timeout=check_timeout,
                         example_database=DEFAULT_EXAMPLE_DATABASE,
                     )
-                    report = run_suite(target, options, selection=selection)
-                    report.print_console(verbose=verbose)
+                    title = f"{target.name} ({name})"
+                    with RunProgress(
+                        log, total=len(selected), title=title, unit="checks"
+                    ) as progress:
+                        report = run_suite(
+                            target,
+                            options,
+                            selection=selection,
+                            on_start=partial(_progress_start, progress),
+                            on_result=partial(_progress_line, progress),
+                        )
+                    report.print_console(verbose=verbose, console=console)
                     reports.append(report)
     except RunInterrupted as interrupted:
         reports.append(interrupted.report)
-        interrupted.report.print_console(verbose=verbose)
+        interrupted.report.print_console(verbose=verbose, console=console)
         code = _EXIT_SIGNAL.get(type(interrupted.cause).__name__, 130)
     except (KeyboardInterrupt, Terminated) as error:  # between checks: no partial report
         code = _EXIT_SIGNAL[type(error).__name__]
         if not reports:
             click.echo("INTERRUPTED: no check finished", err=True)
             sys.exit(code)
+    except SETUP_ERRORS as error:  # the machine, not the adapter: no check is charged
+        _close_node_hosts()
+        _usage_exit(str(error))
     except Exception as error:
         _internal_exit(error, verbose)
     _close_node_hosts()
+    if write_baseline_path is not None:
+        gate = _write_baseline(write_baseline_path, reports, gate, given=baseline_path)
     outcome = verdict(reports, gate)
-    documents = RunDocuments(reports=tuple(reports), verdict=outcome)
+    documents = RunDocuments(reports=tuple(reports), verdict=outcome, timings=timings)
     try:
         documents.write(json_path=json_path, junit_path=junit_xml, markdown_path=report_path)
         if html_path is not None:
@@ -369,10 +424,60 @@ def check(
         _usage_exit(f"cannot write a report: {error}")
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}")
+    if gate.baseline is not None and outcome.required_unverified:
+        source = baseline_path or write_baseline_path
+        count = len(outcome.required_unverified)
+        click.echo(
+            f"{count} required MUST{' is' if count == 1 else 's are'} unverified and not in "
+            f"the baseline {source}:"
+        )
+        for status in outcome.required_unverified:
+            why = status.reasons[0] if status.reasons else "not verified"
+            click.echo(f"  {status.requirement} ({status.target}): {why}")
     click.echo(outcome.line)
     if code is None:
         code = EXIT_CONFORMANT if outcome.ok else EXIT_NONCONFORMANT
     sys.exit(code)
+
+
+def _progress_start(progress: RunProgress, check: Check) -> None:
+    progress.started(check.id)
+
+
+def _progress_line(progress: RunProgress, result: CheckResult) -> None:
+    """One finished check: how it ended, the requirement it failed or what blocked it."""
+    detail = ""
+    if result.failed_requirement:
+        detail = result.failed_requirement
+    elif result.status == "blocked" and result.blocked_by:
+        detail = f"by {result.blocked_by}"
+    elif result.status == "skip" and result.capability:
+        detail = f"needs {result.capability}"
+    if result.status not in ("skip", "blocked"):
+        detail = f"{detail} ({result.duration_seconds:.1f} s)".strip()
+    progress.finished(
+        result.check_id,
+        result.status,
+        detail,
+        notable=result.status in ("fail", "error", "xpass"),
+    )
+
+
+def _write_baseline(path: Path, reports: list[Report], gate: Gate, *, given: Path | None) -> Gate:
+    """Write the run's baseline; without ``--baseline``, the run is judged against it."""
+    if any(report.interrupted for report in reports):
+        click.echo(f"warning: the run was interrupted: the baseline {path} was not written")
+        return gate
+    try:
+        ids = write_baseline(path, reports)
+    except OSError as error:
+        _usage_exit(f"cannot write the baseline: {error}")
+    click.echo(
+        f"wrote the baseline {path}: {len(ids)} unverified MUST{'' if len(ids) == 1 else 's'}"
+    )
+    if given is not None:
+        return gate
+    return dataclasses.replace(gate, baseline=ids)
 
 
 def _close_node_hosts() -> None:
@@ -421,13 +526,16 @@ def replay(bundle: Path, adapter_spec: str | None, allowed: tuple[str, ...], ver
         except ValueError as error:
             first = str(error).replace("\n", "; ")
             raise _SetupError(f"{bundle}: invalid capabilities: {first}") from None
+        _current_folder_importable()
         # A replay reproduces the recorded failure: the target's declared deviations
         # (strict xfails) do not turn a reproduced failure into an expected one.
         target = dataclasses.replace(
             _replay_target(data.adapter, capabilities, adapter_spec, allowed), expectations=None
         )
         _probe_factory(target)
-    except (BundleError, _SetupError, MissingExtraError) as error:
+        if data.sandbox == "docker":
+            require_docker_engine()
+    except _EXIT_2_ERRORS as error:
         _usage_exit(str(error))
     options = RunOptions(
         profile=data.profile,
@@ -443,6 +551,9 @@ def replay(bundle: Path, adapter_spec: str | None, allowed: tuple[str, ...], ver
             result = run_check(item, target, options, scenario=data.scenario)
     except (KeyboardInterrupt, Terminated) as error:
         sys.exit(_EXIT_SIGNAL.get(type(error).__name__, 130))
+    except SETUP_ERRORS as error:  # the machine, not the adapter
+        _close_node_hosts()
+        _usage_exit(str(error))
     except Exception as error:
         _internal_exit(error, verbose)
     click.echo(result.model_dump_json(indent=2))
@@ -485,7 +596,7 @@ def _load_any_target(
     spec: str, capabilities: AdapterCapabilities | None, settings_path: Path | None
 ) -> AdapterTarget:
     """A Python factory, or a Node adapter through the adapter host (set-up errors: exit 2)."""
-    from harness_testkit.spec import HostProtocolError, HostSetupError, MissingExtraError
+    from harness_testkit.spec import HostProtocolError, HostSetupError
 
     try:
         from harness_testkit.adapters.node import is_node_target, load_node_target, read_settings

@@ -26,6 +26,8 @@ STATUSES: tuple[Status, ...] = ("pass", "fail", "error", "xpass", "xfail", "skip
 #: Statuses of checks that did not run (a capability skip, a failed prerequisite).
 _NOT_RUN = frozenset({"skip", "blocked"})
 _LEVEL_ORDER = {"MUST": 0, "SHOULD": 1, "MAY": 2}
+#: What ``Report.to_json`` leaves out without ``timings``: the wall time of each check.
+_DURATIONS: Any = {"results": {"__all__": {"duration_seconds"}}}
 
 
 class CheckResult(BaseModel):
@@ -135,9 +137,14 @@ class Report(BaseModel):
 
     # -- writers -------------------------------------------------------------------------
 
-    def to_json(self) -> str:
-        """The JSON report (with a summary block)."""
-        data = self.model_dump(mode="json")
+    def to_json(self, *, timings: bool = False) -> str:
+        """The JSON report (with a summary block).
+
+        Args:
+            timings: Keep each check's ``duration_seconds``; without it, two runs at one
+                seed write the same bytes.
+        """
+        data = self.model_dump(mode="json", exclude=None if timings else _DURATIONS)
         data["summary"] = {
             "ok": self.ok,
             "counts": dict(self.counts()),
@@ -333,8 +340,13 @@ class Report(BaseModel):
         for line in capability_lines(self.capabilities, bullet="  "):
             console.print(line, highlight=False, markup=False)
         table = Table(title=f"harness-v1 conformance: {self.adapter} ({self.profile})")
-        for column in ("check", "level", "status", "requirements", "note"):
-            table.add_column(column, overflow="fold")
+        # Ids never fold mid-word; the lists and notes wrap between words, and not past
+        # a readable width on a wide console (a CI log).
+        table.add_column("check", no_wrap=True)
+        table.add_column("level", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+        table.add_column("requirements", max_width=64)
+        table.add_column("note", overflow="fold", max_width=80)
         styles = {
             "pass": "green",
             "fail": "bold red",
@@ -374,7 +386,7 @@ class Report(BaseModel):
             if result.replay_command:
                 # soft_wrap keeps the command on one line so it can be copied.
                 console.print(
-                    f"  replay with [bold]{result.replay_command}[/]",
+                    f"  replay with [bold]{escape(result.replay_command)}[/]",
                     soft_wrap=True,
                 )
         for warning in self.warnings:

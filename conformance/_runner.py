@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shlex
 import shutil
 import tempfile
 import threading
@@ -26,7 +28,10 @@ from harness_testkit.spec import (
     HarnessAdapter,
     HarnessUsageError,
     HostProtocolError,
+    HostSetupError,
     InvalidLifecycleStateError,
+    MissingExtraError,
+    SandboxUnavailableError,
 )
 
 from ._adapter._registry import REGISTRY, ordered_checks
@@ -42,6 +47,7 @@ from ._versions import run_versions
 from ._watchdog import CheckInterrupted, LoopMonitor, Stuck, Terminated, run_guarded
 
 __all__ = [
+    "SETUP_ERRORS",
     "Expectations",
     "RunInterrupted",
     "RunOptions",
@@ -174,8 +180,18 @@ def _skip_reason(check: Check, target: AdapterTarget) -> tuple[str, str] | None:
     return None
 
 
-def _replay_command(bundle: Path | None) -> str | None:
-    return f"harness-testkit replay {bundle}" if bundle is not None else None
+def _replay_command(bundle: Path | None, target: AdapterTarget) -> str | None:
+    """The command that reruns ``bundle``, runnable as printed (from the same folder).
+
+    Replay imports no adapter a bundle names unless told to (``--adapter``); the kit's
+    own targets (``self:...``) need no import.
+    """
+    if bundle is None:
+        return None
+    words = ["harness-testkit", "replay", str(bundle)]
+    if not target.name.startswith("self:"):
+        words += ["--adapter", target.name]
+    return shlex.join(words)
 
 
 #: Exceptions a requirement covers, so they fail that requirement instead of being an
@@ -187,6 +203,31 @@ COVERED_EXCEPTIONS: tuple[tuple[type[BaseException], str, str], ...] = (
         "the agent refused a lifecycle state the adapter returned",
     ),
 )
+
+
+#: Errors of the machine the run is on, not of the adapter: a missing extra, no Docker
+#: engine (or no static busybox to build its image from), no Node or npm. A check never
+#: reports one as its own error; it ends the run, and the commands exit 2 with its one
+#: sentence.
+SETUP_ERRORS: tuple[type[Exception], ...] = (
+    MissingExtraError,
+    SandboxUnavailableError,
+    HostSetupError,
+)
+
+
+def setup_error_in(error: BaseException) -> BaseException | None:
+    """The set-up error (:data:`SETUP_ERRORS`) ``error`` is, holds or was caused by, if any."""
+    for item in _exceptions(error):
+        chain: BaseException | None = item
+        depth = 0
+        while chain is not None and depth < 20:
+            if isinstance(chain, SETUP_ERRORS):
+                return chain
+            # The cause only: an error raised while handling another is not caused by it.
+            chain = chain.__cause__
+            depth += 1
+    return None
 
 
 def _exceptions(error: BaseException) -> Iterator[BaseException]:
@@ -260,6 +301,10 @@ def run_check(
     The check runs in a worker thread under a watchdog (see ``_watchdog``): an adapter
     that blocks its event loop, or a check over ``options.check_timeout``, fails with
     ADAPTER-044 and the stack where it was stuck, and the run goes on.
+
+    Raises:
+        MissingExtraError: (or another of :data:`SETUP_ERRORS`) the check needed what the
+            machine lacks: that is no result of the adapter's.
     """
     level, areas = strongest_level(check.requirements)
     base: dict[str, Any] = {
@@ -323,12 +368,19 @@ def run_check(
         except CheckSkipped as skip:
             status, message, failed = "skip", str(skip), None
         except Exception as error:
+            setup = setup_error_in(error)
+            if setup is not None:
+                raise setup from None
             status, failed, message = classify(error)
             trace = format_error(error)
             failing_scenario = getattr(error, "scenario", scenario)
             unshrunk = getattr(error, "unshrunk_scenario", None)
         transcript = context_holder[-1].transcript() if context_holder else []
     duration = time.perf_counter() - started
+    # The work directory's name changes from run to run (a pid, a random part): reports
+    # and bundles name it by a placeholder so two runs at one seed write the same bytes.
+    message = _without_workdirs(message)
+    trace = _without_workdirs(trace) if trace is not None else None
     if expected is not None:
         if status == "fail":
             status, message = "xfail", f"known bug: {expected} ({message.splitlines()[0]})"
@@ -353,10 +405,23 @@ def run_check(
         failed_level=failed_level,
         duration_seconds=duration,
         examples=examples,
-        replay_command=_replay_command(bundle),
+        replay_command=_replay_command(bundle, target),
         bundle=str(bundle) if bundle else None,
         traceback=trace,
     )
+
+
+#: A check's work directory in a message or traceback (``_workdir``), resolved or not.
+_WORKDIR_PATH = re.compile(rf"(?:/[^\s'\"/]+)*/{re.escape(WORKDIR_PREFIX)}\d+-[^\s'\"/]+")
+#: A directory ``tempfile`` named at random (``mkdtemp()``: ``tmp`` and 8 characters).
+_RANDOM_TEMP = re.compile(
+    rf"{re.escape(tempfile.gettempdir().rstrip('/'))}/tmp[a-z0-9_]{{8}}(?![A-Za-z0-9_])"
+)
+
+
+def _without_workdirs(text: str) -> str:
+    """``text`` with the run's random temporary paths as ``<workdir>`` and ``<tmp>``."""
+    return _RANDOM_TEMP.sub("<tmp>", _WORKDIR_PATH.sub("<workdir>", text))
 
 
 def _known(requirement: str) -> bool:
@@ -575,12 +640,18 @@ def run_suite(
     tiers: Iterable[str] | None = None,
     selection: Selection | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
+    on_start: Callable[[Check], None] | None = None,
 ) -> Report:
     """Run checks in dependency order; dependents of failures are ``blocked``.
+
+    ``on_start`` is called as each check starts and ``on_result`` as each ends (blocked
+    checks only end), for progress output.
 
     Raises:
         SelectionError: the selection names an unknown check (or area, level, ...).
         RunInterrupted: SIGINT/SIGTERM arrived; it carries the partial report.
+        MissingExtraError: (or another of :data:`SETUP_ERRORS`) the machine lacks what
+            the run needs; no check is charged with it.
     """
     selection = selection or Selection()
     if check_ids is not None:
@@ -612,6 +683,8 @@ def run_suite(
                 )
                 broken[check.id] = "is blocked"
             else:
+                if on_start is not None:
+                    on_start(check)
                 result = run_check(check, target, options)
                 if result.status in ("fail", "xfail", "error"):
                     broken[check.id] = "erred" if result.status == "error" else "failed"
