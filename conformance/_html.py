@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from ._versions import version_line
+from ._versions import KIT, version_line
 
 __all__ = ["ReportRun", "load_report", "render_html", "report", "run_from_json", "write_html"]
 
@@ -106,8 +106,13 @@ def _strings(value: Any) -> tuple[str, ...]:
     return ()
 
 
-def run_from_json(data: Mapping[str, Any], *, source: str, base_dir: Path) -> list[ReportRun]:
+def run_from_json(
+    data: Mapping[str, Any], *, source: str, base_dir: Path, file: str | None = None
+) -> list[ReportRun]:
     """The runs of a JSON report (one, or one per ``targets`` section).
+
+    Each run's label names its target, profile, versions and ``file`` (the report file it
+    came from, when it came from one), so that compared columns never look alike.
 
     Raises:
         ValueError: ``data`` is not a conformance report (naming ``source``).
@@ -118,7 +123,9 @@ def run_from_json(data: Mapping[str, Any], *, source: str, base_dir: Path) -> li
             run
             for index, section in enumerate(sections)
             if isinstance(section, Mapping)
-            for run in run_from_json(section, source=f"{source}[{index}]", base_dir=base_dir)
+            for run in run_from_json(
+                section, source=f"{source}[{index}]", base_dir=base_dir, file=file
+            )
         ]
     results = data.get("results")
     if not isinstance(results, list):
@@ -161,7 +168,7 @@ def run_from_json(data: Mapping[str, Any], *, source: str, base_dir: Path) -> li
     )
     return [
         ReportRun(
-            label=f"{adapter} ({profile}, suite {version})",
+            label=_label(adapter, profile, version, versions, file),
             adapter=adapter,
             harness_id=_text(data.get("harness_id"), "?"),
             profile=profile,
@@ -178,6 +185,16 @@ def run_from_json(data: Mapping[str, Any], *, source: str, base_dir: Path) -> li
     ]
 
 
+def _label(
+    adapter: str, profile: str, suite: str, versions: Mapping[str, str], file: str | None
+) -> str:
+    """``target (profile, versions) from file``: the adapter's and its runtime's versions
+    when the report names them, else the suite's."""
+    own = {name: value for name, value in versions.items() if name != KIT}
+    version_text = version_line(own) if own else f"suite {suite}"
+    return f"{adapter} ({profile}, {version_text})" + (f" from {file}" if file else "")
+
+
 def load_report(path: Path) -> list[ReportRun]:
     """Read a JSON report file.
 
@@ -192,7 +209,7 @@ def load_report(path: Path) -> list[ReportRun]:
         raise ValueError(f"{path}:{error.lineno}: not JSON: {error.msg}") from None
     if not isinstance(data, Mapping):
         raise ValueError(f"{path} is not a harness-testkit conformance report (not an object)")
-    return run_from_json(data, source=str(path), base_dir=path.parent)
+    return run_from_json(data, source=str(path), base_dir=path.parent, file=str(path))
 
 
 # -- requirement statuses -----------------------------------------------------------------

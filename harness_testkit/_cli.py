@@ -64,11 +64,13 @@ def main() -> None:
     """Entry point of the console script."""
     try:
         cli.main(prog_name="harness-testkit")
-    except ImportError as error:
+    except Exception as error:
         # Imported here: the contract models are not loaded for `--help` and `--version`.
-        from harness_testkit.spec import MissingExtraError
+        from harness_testkit.spec import HostSetupError, MissingExtraError, SandboxUnavailableError
 
-        if not isinstance(error, MissingExtraError):
+        # What the machine lacks (an extra, a Docker engine, Node or npm) is a set-up
+        # error wherever a command meets it: one sentence and exit 2.
+        if not isinstance(error, MissingExtraError | SandboxUnavailableError | HostSetupError):
             raise
-        click.echo(f"Error: {error.message}", err=True)
+        click.echo(f"Error: {error}", err=True)
         sys.exit(EXIT_SETUP)

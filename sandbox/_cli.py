@@ -5,9 +5,11 @@ Imported lazily by the main CLI, so a missing Docker engine never breaks other c
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from harness_testkit.spec import SandboxError
+from harness_testkit.spec import SandboxError, SandboxUnavailableError
 
 from ._docker import DEFAULT_SANDBOX_IMAGE, DockerSandboxProvider
 
@@ -38,6 +40,8 @@ def build_image(tag: str, busybox: str | None) -> None:
     provider = DockerSandboxProvider(image=tag, busybox=busybox)
     try:
         image_id = provider.build_image_blocking(tag, busybox)
+    except SandboxUnavailableError as error:  # no engine: a set-up error (exit 2)
+        _setup_exit(error)
     except SandboxError as error:
         raise click.ClickException(str(error)) from error
     finally:
@@ -58,6 +62,8 @@ def prune(dry_run: bool, owner: str | None) -> None:
     provider = DockerSandboxProvider()
     try:
         removed = provider.prune(owner=owner, dry_run=dry_run)
+    except SandboxUnavailableError as error:  # no engine: a set-up error (exit 2)
+        _setup_exit(error)
     except SandboxError as error:
         raise click.ClickException(str(error)) from error
     finally:
@@ -69,3 +75,9 @@ def prune(dry_run: bool, owner: str | None) -> None:
         click.echo(f"{verb} image {reference}")
     if not removed:
         click.echo("Nothing to remove: no harness-testkit containers or snapshot images.")
+
+
+def _setup_exit(error: SandboxUnavailableError) -> None:
+    """Say what the machine lacks in one sentence and exit 2, as every command does."""
+    click.echo(f"Error: {error}", err=True)
+    sys.exit(2)

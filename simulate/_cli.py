@@ -21,11 +21,11 @@ import anyio
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness_testkit.sandbox import require_docker_sdk
-from harness_testkit.spec import ConsumerPart, MissingExtraError
+from harness_testkit.common import RunProgress, make_console
+from harness_testkit.sandbox import require_docker_engine
+from harness_testkit.spec import ConsumerPart, MissingExtraError, SandboxUnavailableError
 
 from ._loading import LoadedScenario, builtin_scenario_path, builtin_scenarios, load_scenario
 from ._runner import (
@@ -167,25 +167,20 @@ class LiveRenderer(SimulationObserver):
 
 
 class ProgressRenderer(SimulationObserver):
-    """A progress bar over sessions."""
+    """Progress over sessions: a bar on a terminal, a line per finished session in a log."""
 
-    def __init__(self, progress: Progress, total: int) -> None:
+    def __init__(self, progress: RunProgress) -> None:
         self.progress = progress
-        self.task = progress.add_task("sessions", total=total)
-        self.failed = 0
+
+    def session_started(self, session_id: str) -> None:
+        """Name the session on the bar."""
+        self.progress.started(session_id)
 
     def session_finished(self, report: SessionReport) -> None:
-        """Advance the bar."""
-        if report.status == "failed":
-            self.failed += 1
-            self.progress.console.print(
-                f"[red]session {report.session_id} failed:[/] {escape(report.error or '')}"
-            )
-        self.progress.update(
-            self.task,
-            advance=1,
-            description=f"sessions ({self.failed} failed)" if self.failed else "sessions",
-        )
+        """Advance the bar (a failure is shown with why)."""
+        failed = report.status == "failed"
+        why = (report.error or "").splitlines()[0] if failed and report.error else ""
+        self.progress.finished(report.session_id, report.status, why, notable=failed)
 
 
 def _print_summary(console: Console, summary: SimulationSummary) -> None:
@@ -369,28 +364,25 @@ def simulate(
         sys.exit(_EXIT_BAD_SCENARIO)
     if (sandbox or loaded.scenario.sandbox) == "docker":
         try:
-            require_docker_sdk()
-        except MissingExtraError as error:  # a set-up error, before any session starts
+            require_docker_engine()
+        except (MissingExtraError, SandboxUnavailableError) as error:
+            # A set-up error (no extra, no engine), before any session starts.
             click.echo(f"Error: {error}", err=True)
             sys.exit(_EXIT_SETUP)
     options = SimulationOptions(
         sandbox=sandbox, sessions=sessions, concurrency=concurrency, seed=seed, out_dir=out_dir
     )
-    console = Console(highlight=False)
+    console = make_console()
     count = sessions if sessions is not None else loaded.scenario.sessions
-    progress: Progress | None = None
+    progress: RunProgress | None = None
     observer: SimulationObserver | None = None
     if not quiet and count == 1:
         observer = LiveRenderer(console)
     elif not quiet:
-        progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
+        progress = RunProgress(
+            make_console(stderr=True), total=count, title=loaded.name, unit="sessions"
         )
-        observer = ProgressRenderer(progress, count)
+        observer = ProgressRenderer(progress)
     # SIGTERM takes the KeyboardInterrupt path: sessions cancelled, sandboxes destroyed,
     # summary.json written with status interrupted.
     previous_term = _sigterm_interrupts()

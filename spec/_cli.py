@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -35,15 +37,22 @@ def spec() -> None:
 def requirements(area: str | None, level: str | None, subject: str | None, as_json: bool) -> None:
     """List the numbered normative requirements."""
     catalogue = load_requirements()
-    selected = catalogue.filter(
-        area=area.upper() if area else None,
-        level=level.upper() if level else None,
-        subject=subject.lower() if subject else None,
-    )
+    try:
+        selected = catalogue.filter(
+            area=area.upper() if area else None,
+            level=level.upper() if level else None,
+            subject=subject.lower() if subject else None,
+        )
+    except ValueError as error:  # an unknown area or subject: a usage error
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(2)
     if as_json:
         click.echo(json.dumps([r.model_dump(mode="json") for r in selected], indent=2))
         return
-    console = Console()
+    # NO_COLOR (and TERM=dumb): no escape code at all, not even bold (spec sits below
+    # `common`, whose console helper the other commands use).
+    plain = bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
+    console = Console(color_system=None, no_color=True) if plain else Console()
     title = f"harness-v1 requirements ({len(selected)} of {len(catalogue.requirements)})"
     if console.width < _TABLE_MIN_WIDTH:
         # Narrow terminals (and pipes): one block per requirement, the statement wrapped

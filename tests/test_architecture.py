@@ -3,7 +3,8 @@
 - Packages talk through facades: no module (library or test) imports a private module
   (a ``_name`` component) of another package. Tests may import private modules of the
   package they test (``tests/<package>/``; ``tests/zoo`` belongs to ``conformance``).
-- Layering: ``common`` builds on ``spec`` only; ``sandbox`` on ``spec`` and ``common``;
+- Layering: ``common`` builds on ``spec`` only (every package above may use it);
+  ``sandbox`` on ``spec`` and ``common``;
   ``reference`` on ``spec`` and ``sandbox`` (plus lazy re-exports of ``simulate`` names);
   ``simulate`` is the only package that imports both ``reference`` and ``fake_harness``.
 - No import cycle between modules at file level (imports under ``TYPE_CHECKING`` and
@@ -71,7 +72,7 @@ ALLOWED_DEPENDENCIES = {
     "sandbox": {"spec", "common"},
     "reference": {"spec", "sandbox"},
     "fake_harness": {"spec", "common", "scripting"},
-    "simulate": {"spec", "sandbox", "reference", "fake_harness", "scripting"},
+    "simulate": {"spec", "common", "sandbox", "reference", "fake_harness", "scripting"},
     "conformance": {"spec", "common", "sandbox", "reference", "fake_harness", "scripting"},
     "model_endpoint": {"spec", "common", "scripting"},
     # A real adapter implements the scripting extension against its contract

@@ -22,9 +22,11 @@ import anyio
 import click
 
 from harness_testkit import __version__
+from harness_testkit.common import make_console
 from harness_testkit.spec import SandboxProvider, load_yaml
 
 from .._report import CheckResult, Report, strongest_level
+from .._runner import SETUP_ERRORS
 from ._checks import SANDBOX_CHECKS
 from ._model import (
     SandboxCapabilities,
@@ -181,6 +183,8 @@ def sandbox_result(check: SandboxCheck, target: SandboxTarget, backend: Backend)
     except AssertionError as failure:  # CheckFailed, SandboxCheckFailed
         status, message = "fail", str(failure)
         failed = str(getattr(failure, "requirement", check.requirements[0]))
+    except SETUP_ERRORS:
+        raise  # the machine lacks an engine or an extra: no MUST of the provider fails
     except Exception as error:  # a provider crash fails the check's MUST
         status, message = "fail", f"{type(error).__name__}: {error}"
         failed = check.requirements[0]
@@ -331,9 +335,12 @@ def check_sandbox(
         )
     except KeyError as error:
         raise click.BadParameter(str(error.args[0]), param_hint="--check") from error
+    except SETUP_ERRORS as error:  # a set-up error: one sentence, exit 2
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(2)
     finally:
         close_sandbox_provider(target.provider, backend)
-    report.print_console()
+    report.print_console(console=make_console())
     report.write(json_path=json_path, junit_path=junit_xml, markdown_path=report_path)
     sys.exit(0 if report.ok else 1)
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import click
 
+from harness_testkit.common import RunProgress, make_console
 from harness_testkit.spec import load_requirements
 
 from .._adapter._registry import ordered_checks, reporting_checks
@@ -176,13 +177,15 @@ class SelftestReport:
 
     def print_console(self) -> None:
         """The kill matrix and the verdict, with rich."""
-        from rich.console import Console
         from rich.table import Table
 
-        console = Console()
+        console = make_console()
         table = Table(title=f"harness-v1 suite kill matrix ({self.profile}, seed {self.seed})")
-        for column in ("mutant", "requirement", "verdict", "killed by", "seconds"):
-            table.add_column(column, overflow="fold")
+        # Names and ids never fold mid-word; the killers wrap between words.
+        for column in ("mutant", "requirement", "verdict"):
+            table.add_column(column, no_wrap=True)
+        table.add_column("killed by", max_width=80)
+        table.add_column("seconds", no_wrap=True)
         styles = {"killed": "green", "killed-elsewhere": "yellow", "survived": "bold red"}
         for outcome in self.outcomes:
             table.add_row(
@@ -384,6 +387,8 @@ def run_selftest(
     *,
     reference: bool = True,
     on_outcome: Callable[[MutantOutcome], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    on_reference: Callable[[str, int], None] | None = None,
 ) -> SelftestReport:
     """Run the whole suite against every mutant of ``zoo`` (default: all of them).
 
@@ -392,6 +397,9 @@ def run_selftest(
         options: Depth, seed and backend (bundles are never written for mutants).
         reference: Also run the unmutated fake harness in every profile.
         on_outcome: Called as each mutant is judged (progress output).
+        on_start: Called with a mutant's name, or a reference target's, as its run starts.
+        on_reference: Called with a reference target's name and its number of false
+            positives as its run ends.
 
     Returns:
         The kill matrix.
@@ -401,12 +409,21 @@ def run_selftest(
     started = time.perf_counter()
     outcomes: list[MutantOutcome] = []
     for mutant in selected:
+        if on_start is not None:
+            on_start(mutant.name)
         outcome = run_mutant(mutant, options)
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
     targets = self_test_targets() if reference else []
-    false_positives = [item for target in targets for item in _false_positives(target, options)]
+    false_positives: list[FalsePositive] = []
+    for target in targets:
+        if on_start is not None:
+            on_start(target.name)
+        found = _false_positives(target, options)
+        false_positives += found
+        if on_reference is not None:
+            on_reference(target.name, len(found))
     by_requirement: dict[str, list[MutantOutcome]] = {}
     for outcome in outcomes:
         by_requirement.setdefault(outcome.mutant.requirement, []).append(outcome)
@@ -479,14 +496,35 @@ def selftest(
     if names:
         zoo = [mutant for mutant in zoo if mutant.name in names]
 
-    def progress(outcome: MutantOutcome) -> None:
-        click.echo(
-            f"{outcome.verdict:16} {outcome.mutant.name} ({outcome.seconds:.1f} s)", err=True
+    def judged(outcome: MutantOutcome) -> None:
+        progress.finished(
+            outcome.mutant.name,
+            outcome.verdict,
+            f"({outcome.seconds:.1f} s)",
+            notable=outcome.verdict != "killed",
         )
 
-    report = run_selftest(
-        zoo, RunOptions(profile=profile, seed=seed), reference=reference, on_outcome=progress
-    )
+    def reference_run(name: str, false_positives: int) -> None:
+        outcome = "pass" if not false_positives else f"{false_positives} false positives"
+        progress.finished(name, outcome, notable=bool(false_positives))
+
+    references = len(self_test_targets()) if reference else 0
+    with RunProgress(
+        make_console(stderr=True),
+        total=len(zoo) + references,
+        title=f"selftest ({profile})",
+        unit=f"runs ({len(zoo)} mutants, {references} reference targets)"
+        if references
+        else "mutants",
+    ) as progress:
+        report = run_selftest(
+            zoo,
+            RunOptions(profile=profile, seed=seed),
+            reference=reference,
+            on_outcome=judged,
+            on_start=progress.started,
+            on_reference=reference_run,
+        )
     report.print_console()
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
