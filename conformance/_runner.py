@@ -230,6 +230,16 @@ def setup_error_in(error: BaseException) -> BaseException | None:
     return None
 
 
+def _raise_setup_error_of(contexts: Iterable[CheckContext]) -> None:
+    """Raise the first set-up error an adapter of ``contexts`` raised, if any."""
+    for context in contexts:
+        for adapter in context.adapters:
+            for error in adapter.raised():
+                setup = setup_error_in(error)
+                if setup is not None:
+                    raise setup
+
+
 def _exceptions(error: BaseException) -> Iterator[BaseException]:
     """``error`` and, for groups, their members (depth first)."""
     stack = [error]
@@ -375,6 +385,10 @@ def run_check(
             trace = format_error(error)
             failing_scenario = getattr(error, "scenario", scenario)
             unshrunk = getattr(error, "unshrunk_scenario", None)
+        if status != "pass":
+            # The agent turns what the adapter raises into an error part, so a check sees
+            # a failed turn; when that was a set-up error, the machine is to blame.
+            _raise_setup_error_of(context_holder)
         transcript = context_holder[-1].transcript() if context_holder else []
     duration = time.perf_counter() - started
     # The work directory's name changes from run to run (a pid, a random part): reports

@@ -42,6 +42,8 @@ class RecordedSlice:
     control_can_approve: bool | None = None
     #: What ``do_prompt_turn``/``do_continue_turn`` itself raised (no control returned).
     call_error: str | None = None
+    #: The exceptions behind ``call_error`` and ``done_error`` (not in bundles).
+    raised: list[BaseException] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (for replay bundles)."""
@@ -65,6 +67,8 @@ class RecordedSession:
     calls: list[str] = field(default_factory=list)
     is_resume: bool | None = None
     reported_session_id: str | None = None
+    #: What ``do_start`` raised (not in bundles).
+    raised: list[BaseException] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (for replay bundles)."""
@@ -141,6 +145,7 @@ class _RecordingControl:
             await self._inner.done()
         except Exception as error:
             self._record.done_error = f"{type(error).__name__}: {error}"
+            self._record.raised.append(error)
             raise
 
 
@@ -150,6 +155,7 @@ async def _controlled(record: RecordedSlice, call: Awaitable[PromptControl]) -> 
         control = await call
     except Exception as error:
         record.call_error = f"{type(error).__name__}: {error}"
+        record.raised.append(error)
         raise
     return _RecordingControl(control, record)
 
@@ -269,10 +275,23 @@ class RecordingAdapter:
         }
         record = RecordedSession(session_id=options.session_id, start=start)
         self.sessions.append(record)
-        session = await self.inner.do_start(options)
+        try:
+            session = await self.inner.do_start(options)
+        except Exception as error:
+            record.raised.append(error)
+            raise
         self.live_sessions.append(session)
         return _RecordingSession(session, record)
 
     def transcript(self) -> list[dict[str, Any]]:
         """Everything recorded, JSON-ready."""
         return [session.to_json() for session in self.sessions]
+
+    def raised(self) -> list[BaseException]:
+        """What the adapter raised to the agent (``do_start``, turn starts, ``done()``),
+        oldest first: the agent turns these into error parts, the runner still sees them."""
+        return [
+            error
+            for session in self.sessions
+            for error in [*session.raised, *(e for item in session.slices for e in item.raised)]
+        ]
