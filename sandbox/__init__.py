@@ -17,7 +17,7 @@ from ._docker import DockerSandboxProcess as DockerSandboxProcess
 from ._docker import DockerSandboxProvider as DockerSandboxProvider
 from ._docker import DockerSandboxSession as DockerSandboxSession
 from ._docker import find_static_busybox as find_static_busybox
-from ._docker import require_docker_engine as require_docker_engine
+from ._docker_engine import require_docker_engine as require_docker_engine
 from ._docker_engine import require_docker_sdk as require_docker_sdk
 from ._local import LocalSandboxProcess as LocalSandboxProcess
 from ._local import LocalSandboxProvider as LocalSandboxProvider

@@ -74,7 +74,6 @@ __all__ = [
     "DockerSandboxSessionBase",
     "KitResources",
     "find_static_busybox",
-    "require_docker_engine",
 ]
 
 _T = TypeVar("_T")
@@ -797,23 +796,3 @@ def _size_in_bytes(size: str) -> int | None:
         return None
     shift = {"": 0, "b": 0, "k": 10, "m": 20, "g": 30}[match.group(2).lower()]
     return int(match.group(1)) << shift
-
-
-def require_docker_engine(*, timeout: float = 5.0) -> None:
-    """Fail early, with one sentence on what to do, when a Docker sandbox cannot run here.
-
-    The commands call it before their first check or session, so that a missing SDK or
-    engine is a set-up error (exit 2) instead of one error per check.
-
-    Args:
-        timeout: Seconds the engine has to answer.
-
-    Raises:
-        MissingExtraError: The ``docker`` extra is not installed.
-        SandboxUnavailableError: No engine answered; the message says how to start one.
-    """
-    provider = DockerSandboxProvider(engine_timeout=timeout)
-    try:
-        provider._connect()
-    finally:
-        provider.close()

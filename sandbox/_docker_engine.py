@@ -22,6 +22,7 @@ __all__ = [
     "call_past_stale_pause",
     "close_sockets_of",
     "lock_directory",
+    "require_docker_engine",
     "require_docker_sdk",
 ]
 
@@ -112,3 +113,27 @@ def call_past_stale_pause(function: Callable[..., _T], args: Sequence[Any]) -> _
             if now >= deadline:
                 raise
             time.sleep(PAUSED_RETRY_INTERVAL)
+
+
+def require_docker_engine(*, timeout: float = 5.0) -> None:
+    """Fail early, with one sentence on what to do, when a Docker sandbox cannot run here.
+
+    The commands call it before their first check or session, so that a missing SDK or
+    engine is a set-up error (exit 2) instead of one error per check.
+
+    Args:
+        timeout: Seconds the engine has to answer.
+
+    Raises:
+        MissingExtraError: The ``docker`` extra is not installed.
+        SandboxUnavailableError: No engine answered; the message says how to start one.
+    """
+    import anyio
+
+    from ._docker import DockerSandboxProvider  # it builds on this module
+
+    provider = DockerSandboxProvider(engine_timeout=timeout)
+    try:
+        anyio.run(provider.check_engine)
+    finally:
+        provider.close()

@@ -45,7 +45,7 @@ def test_one_session_is_rendered_live(tmp_path: Path) -> None:
 
 
 def test_many_sessions_show_a_progress_bar_and_a_summary(tmp_path: Path) -> None:
-    code, out, _ = _run(
+    code, out, progress = _run(
         "--builtin",
         "many-sessions",
         "--sessions",
@@ -58,7 +58,12 @@ def test_many_sessions_show_a_progress_bar_and_a_summary(tmp_path: Path) -> None
         str(tmp_path / "out"),
     )
     assert code == 0, out
-    assert "5/5" in out
+    # Not a terminal: one progress line per finished session, on stderr.
+    assert "many-sessions: 5 sessions" in progress
+    assert (
+        sum(line.startswith("[") and " completed " in line for line in progress.splitlines()) == 5
+    )
+    assert "[5/5] completed" in progress
     assert "5 of 5" in out
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["sessionsRun"] == 5
