@@ -148,6 +148,7 @@ def test_the_unmutated_fake_has_no_false_positives(profile: str) -> None:
     assert not failures
 
 
+@pytest.mark.requirement("DECISION-014")
 def test_cli_prints_the_matrix_writes_json_and_exits_zero_when_all_die(tmp_path: Path) -> None:
     out = tmp_path / "matrix.json"
     result = CliRunner().invoke(
@@ -156,6 +157,9 @@ def test_cli_prints_the_matrix_writes_json_and_exits_zero_when_all_die(tmp_path:
     )
     assert result.exit_code == 0, result.output
     assert "wrong-session-id" in result.output
+    # Not a terminal: a line per judged mutant on stderr (DECISION-014).
+    assert "selftest (smoke): 1 mutants" in result.stderr
+    assert "[1/1] killed   wrong-session-id (" in result.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["ok"] is True
     assert data["mutants"][0]["verdict"] == "killed"
