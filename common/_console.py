@@ -13,17 +13,11 @@ import os
 import shutil
 import sys
 from types import TracebackType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+if TYPE_CHECKING:  # rich is imported when a command prints, not with `common`
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 __all__ = ["LOG_WIDTH", "RunProgress", "interactive", "make_console", "no_escape_codes"]
 
@@ -55,6 +49,8 @@ def make_console(
         log_width: The width when the stream is not a terminal (a log, a pipe); the
             default wraps nothing.
     """
+    from rich.console import Console
+
     stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
     tty = _isatty(stream)
     if no_escape_codes():
@@ -107,6 +103,14 @@ class RunProgress:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         if interactive(console):
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self._progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

@@ -11,6 +11,7 @@ from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness_testkit.common import make_console
 from harness_testkit.spec import load_requirements
 
 from ._capabilities import capability_lines
@@ -323,13 +324,13 @@ class Report(BaseModel):
 
         Args:
             verbose: Also print the traceback of every failure and error.
-            console: A ``rich.console.Console`` (default: stdout).
+            console: A ``rich.console.Console`` (default: stdout, as
+                :func:`~harness_testkit.common.make_console` sets it up).
         """
-        from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
 
-        console = console or Console()
+        console = console or make_console()
         if self.versions:
             console.print(
                 f"  versions: {version_line(self.versions)}",
