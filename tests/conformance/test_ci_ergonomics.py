@@ -105,9 +105,16 @@ def test_check_imports_from_the_current_folder_and_its_replay_command_runs_as_pr
 
 
 @pytest.mark.requirement("DECISION-014")
-def test_a_log_gets_a_line_per_finished_check_and_unwrapped_ids() -> None:
+def test_a_log_gets_a_line_per_finished_check_and_unwrapped_ids(tmp_path: Path) -> None:
     result = _invoke(
-        "check", f"{ADAPTERS}:temp_path_error", "--profile", "smoke", "--check", "stream.grammar"
+        "check",
+        f"{ADAPTERS}:temp_path_error",
+        "--profile",
+        "smoke",
+        "--check",
+        "stream.grammar",
+        "--bundle-dir",
+        str(tmp_path),
     )
     assert result.exit_code == 1, result.output
     assert f"{ADAPTERS}:temp_path_error (smoke): 2 checks" in result.stderr
