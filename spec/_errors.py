@@ -38,6 +38,7 @@ package that defines a class outside ``spec`` is named after it)::
      |    +-- SandboxAbortedError              (a command was aborted by its caller)
      |    +-- SandboxUnavailableError          (the provider cannot run here, e.g. no engine)
      +-- MissingExtraError                     (an optional extra is not installed; an ImportError)
+     +-- ClusterUnavailableError               (simulate: no Dask cluster to shard on; an OSError)
 
 The user-file errors under ``HarnessUsageError`` keep their own ``name`` (their class
 name) in serialized error parts, and stay ``ValueError`` for code that catches that.
