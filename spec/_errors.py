@@ -61,6 +61,7 @@ Outside the tree, each for the reason on its line::
      +-- _ActionFailed                         (simulate: control flow, caught in its module)
      +-- _OwnKill                              (conformance: control flow, caught in its module)
      +-- _SetupError                           (conformance: control flow, the CLI exits 2)
+     +-- TurnRefused                           (conformance: a turn not started because the run's turns hang; the check is reported blocked)
     BaseException
      +-- RunInterrupted                        (conformance: passes every `except Exception` of a check or adapter)
      +-- ShrinkingCut                          (conformance: hypothesis must not take it for a failure)
