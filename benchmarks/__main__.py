@@ -2,7 +2,7 @@
 
 Options: ``--quick`` (a short run), ``--out PATH`` (default ``benchmarks/results.json``),
 ``--only NAME`` (repeatable or comma-separated; names: agent, scaling, continuations,
-concurrency, sandbox, suite, official, simulate-memory, instructions), ``--official`` (the
+concurrency, sandbox, suite, official, simulate-memory, instructions, sharding), ``--official`` (the
 comparison with the official TypeScript agent; needs Node.js 20+; exit status 2 without
 it; ``instructions`` likewise needs valgrind), ``--scale FACTOR``
 (multiplies the scripted-adapter workload sizes of ``agent``, ``scaling`` and
@@ -38,11 +38,12 @@ BENCHMARKS: dict[str, str] = {
     "official": "benchmarks.official",
     "simulate-memory": "benchmarks.simulate_memory",
     "instructions": "benchmarks.instructions",
+    "sharding": "benchmarks.sharding",
 }
 #: Run only when asked for (``--official`` or ``--only NAME``): ``official`` needs
 #: Node.js, ``simulate-memory`` runs 100,000 sessions (about 40 minutes),
-#: ``instructions`` needs valgrind (a few minutes).
-ON_REQUEST = ("official", "simulate-memory", "instructions")
+#: ``instructions`` needs valgrind (a few minutes), ``sharding`` starts a Dask cluster.
+ON_REQUEST = ("official", "simulate-memory", "instructions", "sharding")
 SCHEMA_VERSION = 1
 
 

@@ -23,6 +23,7 @@ from harness_testkit.spec import ConsumerPart, HarnessAdapter, MissingExtraError
 from ._adapter._recording import RecordingAdapter
 from ._capabilities import AdapterCapabilities, resolve_capabilities
 from ._checks import CheckFailed
+from ._watchdog import HANG_FACTOR, HANG_FLOOR, TurnLedger
 
 if TYPE_CHECKING:
     from ._runner import Expectations
@@ -140,6 +141,9 @@ class CheckContext:
         seed: Seed for generated scenarios and ids.
         sandbox: ``local`` (default) or ``docker``.
         workdir: A private directory for local sandboxes.
+        turns: The run's turn ledger (``None``: turns are neither counted nor refused,
+            and a turn may take the declared ``turn_timeout``).
+        refuse_turns: Whether the ledger may refuse this check's turns.
     """
 
     def __init__(
@@ -150,9 +154,25 @@ class CheckContext:
         seed: int,
         sandbox: Literal["local", "docker"],
         workdir: Path,
+        turns: TurnLedger | None = None,
+        refuse_turns: bool = True,
     ) -> None:
         self.target = target
+        #: The run's turn ledger, shared by its checks (see ``TurnLedger``).
+        self.turns = turns
+        self.refuse_turns = refuse_turns
         self.capabilities = target.capabilities
+        declared = target.capabilities.turn_timeout
+        limit = turns.turn_limit(declared) if turns is not None else declared
+        #: How the turn limit in ``capabilities.turn_timeout`` was set, for messages.
+        self.turn_limit_note = "(declared turn_timeout)"
+        if limit < declared:
+            # Every wait of the check on a turn reads capabilities.turn_timeout.
+            self.capabilities = target.capabilities.model_copy(update={"turn_timeout": limit})
+            self.turn_limit_note = (
+                f"(the hang limit: {HANG_FACTOR:g} times the slowest turn this run settled, "
+                f"at least {HANG_FLOOR:g} s; declared turn_timeout {declared:g} s)"
+            )
         self.profile = profile
         self.seed = seed
         self.sandbox_kind = sandbox
@@ -169,7 +189,7 @@ class CheckContext:
 
     def adapter(self) -> RecordingAdapter:
         """A fresh adapter from the factory, wrapped for recording."""
-        adapter = RecordingAdapter(self.target.factory())
+        adapter = RecordingAdapter(self.target.factory(), self.turns, refuse=self.refuse_turns)
         self.adapters.append(adapter)
         return adapter
 
@@ -262,8 +282,8 @@ class CheckContext:
             # apply: a done() that neither returns nor raises breaks the control contract.
             raise CheckFailed(
                 "ADAPTER-044",
-                f"the turn did not settle within {self.capabilities.turn_timeout} s "
-                "(declared turn_timeout): done() neither returned nor raised",
+                f"the turn did not settle within {self.capabilities.turn_timeout:g} s "
+                f"{self.turn_limit_note}: done() neither returned nor raised",
             ) from error
 
     async def generate(

@@ -8,6 +8,7 @@ of letting them cascade.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import shlex
@@ -44,7 +45,14 @@ from ._report import CheckResult, Report, dump_json, strongest_level
 from ._shrinking import ShrinkBudget, ShrinkingCut
 from ._tracebacks import format_error
 from ._versions import run_versions
-from ._watchdog import CheckInterrupted, LoopMonitor, Stuck, Terminated, run_guarded
+from ._watchdog import (
+    CheckInterrupted,
+    LoopMonitor,
+    Stuck,
+    Terminated,
+    TurnLedger,
+    run_guarded,
+)
 
 __all__ = [
     "SETUP_ERRORS",
@@ -112,6 +120,9 @@ class RunOptions:
     #: Seconds the adapter may block the event loop; default: the declared turn timeout
     #: plus 10 s.
     stall_timeout: float | None = None
+    #: The run's turn ledger, shared by its checks; :func:`run_suite` gives each run a
+    #: fresh one (``None``: turns are neither counted nor refused).
+    turns: TurnLedger | None = field(default=None, compare=False, repr=False)
 
     @property
     def profile_settings(self) -> Profile:
@@ -120,6 +131,10 @@ class RunOptions:
             raise ValueError(f"unknown profile {self.profile!r}; use one of {', '.join(PROFILES)}")
         return PROFILES[self.profile]
 
+
+#: The requirement of settling an aborted turn: its checks are not blocked by the turn
+#: ledger (see ``TurnLedger``).
+ABORT_REQUIREMENT = "ADAPTER-042"
 
 #: The name prefix of a check's work directory (in the system's temporary directory); the
 #: name goes on with the owning process's pid and ``-`` (``harness-testkit-check-<pid>-...``).
@@ -337,6 +352,11 @@ def run_check(
     unshrunk: Any = None
     trace: str | None = None
     monitor = LoopMonitor()
+    # A check of what an adapter does with a turn it is asked to abort (ADAPTER-042) is
+    # about exactly the hung turn: it keeps starting turns when the run's turns hang.
+    turns = options.turns
+    refuse_turns = ABORT_REQUIREMENT not in check.requirements
+    refused_before = turns.refused if turns is not None else 0
     with _workdir() as workdir:
         context_holder: list[CheckContext] = []
 
@@ -347,6 +367,8 @@ def run_check(
                 seed=options.seed,
                 sandbox=options.sandbox,
                 workdir=workdir,
+                turns=turns,
+                refuse_turns=refuse_turns,
             )
             context_holder.append(context)
             return context
@@ -395,6 +417,22 @@ def run_check(
     # and bundles name it by a placeholder so two runs at one seed write the same bytes.
     message = _without_workdirs(message)
     trace = _without_workdirs(trace) if trace is not None else None
+    if turns is not None and turns.refused > refused_before:
+        # The check tried to start a turn after the run's turns were found to hang: what
+        # it observed says nothing about its own requirements.
+        assert turns.hung_check is not None
+        return CheckResult(
+            **base,
+            status="blocked",
+            message=(
+                f"blocked: no turn of this adapter settled in this run and "
+                f"{turns.hung_check} hung ({turns.hung_message}); fix that first"
+            ),
+            blocked_by=turns.hung_check,
+            duration_seconds=duration,
+        )
+    if turns is not None and status == "fail":
+        turns.check_failed(check.id, failed, message)
     if expected is not None:
         if status == "fail":
             status, message = "xfail", f"known bug: {expected} ({message.splitlines()[0]})"
@@ -492,15 +530,20 @@ def _run_property(
     last_failure: list[Any] = [None]
     budget = ShrinkBudget(options.shrink_seconds)
 
+    turn_timeout = probe.capabilities.turn_timeout
+
     @given(strategy)
     def run(scenario: Any) -> None:
         budget.check()
         count[0] += 1
+        began = time.monotonic()
         try:
             _run_in_loop(check, new_context(), scenario, options, monitor)
         except Exception as error:
             last_failure[0] = scenario
-            budget.failed(scenario, error)
+            # A failure that waited out the turn timeout is a hang: every smaller
+            # scenario tried would likely wait it out again, so none is tried.
+            budget.failed(scenario, error, hung=time.monotonic() - began >= turn_timeout)
             raise
 
     # Hypothesis runs explicit examples last-decorated first: decorate in reverse so
@@ -673,6 +716,7 @@ def run_suite(
     if tiers is not None:
         selection = Selection(**{**selection.__dict__, "tiers": tuple(tiers)})
     checks = select_checks(selection)
+    options = dataclasses.replace(options, turns=TurnLedger())
     if options.bundle_dir is not None and options.bundle_dir.is_dir():
         # Bundles of an earlier run would be mistaken for this run's failures.
         for stale in options.bundle_dir.glob("*.replay.json"):

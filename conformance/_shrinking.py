@@ -39,18 +39,22 @@ class ShrinkBudget:
         #: The smallest failing scenario so far and what it raised.
         self.smallest: Any = None
         self.error: BaseException | None = None
+        #: The first failure was a hang: shrinking is not attempted at all.
+        self.hung = False
 
-    def failed(self, scenario: Any, error: BaseException) -> None:
-        """Note a failing scenario (hypothesis only tries smaller ones after the first)."""
+    def failed(self, scenario: Any, error: BaseException, *, hung: bool = False) -> None:
+        """Note a failing scenario (hypothesis only tries smaller ones after the first);
+        ``hung``: it failed by waiting out the turn timeout, so no smaller one is tried."""
         if self._first_failure_at is None:
             self._first_failure_at = self._clock()
             self.unshrunk = scenario
+            self.hung = hung
         self.smallest, self.error = scenario, error
 
     def check(self) -> None:
         """Raise :class:`ShrinkingCut` when shrinking has used up the budget."""
         started = self._first_failure_at
-        if started is not None and self._clock() - started > self.seconds:
+        if started is not None and (self.hung or self._clock() - started > self.seconds):
             raise ShrinkingCut
 
     def cut_error(self) -> BaseException:
@@ -60,7 +64,10 @@ class ShrinkBudget:
         error = self.error
         assert error is not None
         note = (
-            f" (shrinking stopped after {self.seconds:g} s: this is the smallest failing "
+            " (not shrunk: the scenario hung, and each smaller one tried would wait out "
+            "the turn timeout again)"
+            if self.hung
+            else f" (shrinking stopped after {self.seconds:g} s: this is the smallest failing "
             "scenario found so far; the unshrunk one is in the replay bundle)"
         )
         if isinstance(error, CheckFailed):

@@ -31,11 +31,15 @@ import anyio.lowlevel
 from ._tracebacks import format_stack
 
 __all__ = [
+    "HANG_FACTOR",
+    "HANG_FLOOR",
     "TEARDOWN_GRACE",
     "CheckInterrupted",
     "LoopMonitor",
     "Stuck",
     "Terminated",
+    "TurnLedger",
+    "TurnRefused",
     "run_guarded",
 ]
 
@@ -55,6 +59,86 @@ class Terminated(BaseException):
 class CheckInterrupted(BaseException):
     """Raised inside a check's worker after the kit gave up on it (not an Exception,
     so hypothesis does not mistake it for a failure to shrink)."""
+
+
+#: A turn is hung once it took this many times the slowest turn the run settled ...
+HANG_FACTOR = 20.0
+#: ... but never less than this many seconds (see :meth:`TurnLedger.turn_limit`).
+HANG_FLOOR = 5.0
+
+
+class TurnRefused(Exception):
+    """Raised instead of starting a turn once the run's turns are known to hang; the
+    runner reports the check ``blocked`` by the check that hung."""
+
+
+class TurnLedger:
+    """The turns of one run, across its checks: how many started, settled, were refused.
+
+    An adapter that has settled no turn at all in the run, once a check failed because a
+    turn hung (ADAPTER-044), would make every later check wait out the turn timeout, one
+    turn (and one property example) after another: minutes for a verdict already known.
+    From then on the ledger refuses every turn a check tries to start, and the runner
+    reports that check ``blocked`` by the one that hung. A run in which any turn settled
+    never refuses one: then only some situation hangs, and each check shows which.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.started = 0
+        self.settled = 0
+        self.refused = 0
+        #: Seconds the slowest settled turn took, from its start to its ``done()``.
+        self.slowest = 0.0
+        #: The check that hung with no turn settled, and the first line of its message.
+        self.hung_check: str | None = None
+        self.hung_message = ""
+
+    def turn_started(self, *, refuse: bool = True) -> None:
+        """Note a turn the adapter started (its control came back), or refuse it.
+
+        Raises:
+            TurnRefused: The run's turns hang (see the class), and ``refuse``.
+        """
+        with self._lock:
+            if refuse and self.hung_check is not None:
+                self.refused += 1
+                raise TurnRefused(
+                    f"no turn of this adapter settled in this run; {self.hung_check} hung"
+                )
+            self.started += 1
+
+    def turn_settled(self, seconds: float = 0.0) -> None:
+        """Note a turn whose ``done()`` returned or raised ``seconds`` after it started."""
+        with self._lock:
+            self.settled += 1
+            self.slowest = max(self.slowest, seconds)
+
+    def turn_limit(self, declared: float) -> float:
+        """How long a turn may take before a check calls it hung.
+
+        Before any turn settled: the declared ``turn_timeout``. After: :data:`HANG_FACTOR`
+        times the slowest turn this run settled, at least :data:`HANG_FLOOR` seconds and
+        at most the declared timeout, so each later hang costs seconds, not the whole
+        declared timeout, while a turn as slow as the slowest seen has ample room.
+        """
+        with self._lock:
+            if self.settled == 0:
+                return declared
+            return min(declared, max(HANG_FLOOR, HANG_FACTOR * self.slowest))
+
+    def check_failed(self, check_id: str, requirement: str | None, message: str) -> None:
+        """Note a failed check; a hang (ADAPTER-044) with no turn ever settled opens the
+        ledger's refusal."""
+        with self._lock:
+            if (
+                self.hung_check is None
+                and requirement == "ADAPTER-044"
+                and self.started > 0
+                and self.settled == 0
+            ):
+                self.hung_check = check_id
+                self.hung_message = message.splitlines()[0] if message else ""
 
 
 @dataclass(frozen=True)

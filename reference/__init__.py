@@ -59,6 +59,8 @@ from ._workflow import step_count_is as step_count_is
 
 if _TYPE_CHECKING:
     from harness_testkit.simulate import SIMULATION_VOLATILE_FIELDS as SIMULATION_VOLATILE_FIELDS
+    from harness_testkit.simulate import ClusterUnavailableError as ClusterUnavailableError
+    from harness_testkit.simulate import DaskEngine as DaskEngine
     from harness_testkit.simulate import LoadedScenario as LoadedScenario
     from harness_testkit.simulate import Scenario as Scenario
     from harness_testkit.simulate import ScenarioError as ScenarioError
@@ -74,6 +76,7 @@ if _TYPE_CHECKING:
     from harness_testkit.simulate import parse_scenario as parse_scenario
     from harness_testkit.simulate import scenario_json_schema as scenario_json_schema
     from harness_testkit.simulate import simulate as simulate
+    from harness_testkit.simulate import simulate_sharded as simulate_sharded
 
 #: Simulation names re-exported from ``harness_testkit.simulate`` on first use.
 _SIMULATION_NAMES = frozenset(
@@ -94,6 +97,9 @@ _SIMULATION_NAMES = frozenset(
         "SimulationSummary",
         "normalize_transcript_line",
         "simulate",
+        "simulate_sharded",
+        "DaskEngine",
+        "ClusterUnavailableError",
     }
 )
 
@@ -112,6 +118,8 @@ __all__ = [
     "AgentSession",
     "AnyioClock",
     "ApprovalContinuation",
+    "ClusterUnavailableError",
+    "DaskEngine",
     "DockerSandboxProvider",
     "DockerSandboxSession",
     "GenerateResult",
@@ -163,6 +171,7 @@ __all__ = [
     "run_time_slice",
     "scenario_json_schema",
     "simulate",
+    "simulate_sharded",
     "step_count_is",
     "strip_work_dir",
     "tool",

@@ -9,6 +9,9 @@ This is the only package that imports both ``harness_testkit.reference`` and
 ``harness_testkit.fake_harness``.
 """
 
+from ._engine import ClusterUnavailableError as ClusterUnavailableError
+from ._engine import DaskEngine as DaskEngine
+from ._engine import simulate_sharded as simulate_sharded
 from ._loading import LoadedScenario as LoadedScenario
 from ._loading import builtin_scenario_path as builtin_scenario_path
 from ._loading import builtin_scenarios as builtin_scenarios
@@ -28,6 +31,8 @@ from ._summary import SimulationSummary as SimulationSummary
 
 __all__ = [
     "SIMULATION_VOLATILE_FIELDS",
+    "ClusterUnavailableError",
+    "DaskEngine",
     "LoadedScenario",
     "Scenario",
     "ScenarioError",
@@ -43,4 +48,5 @@ __all__ = [
     "parse_scenario",
     "scenario_json_schema",
     "simulate",
+    "simulate_sharded",
 ]

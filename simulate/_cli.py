@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +27,7 @@ from harness_testkit.common import RunProgress, make_console
 from harness_testkit.sandbox import require_docker_engine
 from harness_testkit.spec import ConsumerPart, MissingExtraError, SandboxUnavailableError
 
+from ._engine import ClusterUnavailableError, DaskEngine, require_dask, simulate_sharded
 from ._loading import LoadedScenario, builtin_scenario_path, builtin_scenarios, load_scenario
 from ._runner import (
     SessionReport,
@@ -320,6 +321,28 @@ def _load(scenario: Path | None, builtin: str | None) -> LoadedScenario:
 @click.option(
     "--quiet", is_flag=True, help="No live rendering; the summary and why sessions failed."
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="local: this process. dask: sessions sharded over a Dask cluster (the `dask` "
+    "extra); same transcripts.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --engine dask and no --scheduler: worker processes of the local cluster "
+    "(default: the number of cores).",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    default=None,
+    help="With --engine dask: a running scheduler (e.g. tcp://10.0.0.5:8786) instead of "
+    "a local cluster; its workers need harness-testkit[dask].",
+)
 def simulate(
     scenario: Path | None,
     builtin: str | None,
@@ -332,8 +355,11 @@ def simulate(
     example: Path | None,
     force: bool,
     print_schema: bool,
-    backend: str,
+    backend: Literal["asyncio", "trio"],
     quiet: bool,
+    engine: Literal["local", "dask"],
+    workers: int | None,
+    scheduler: str | None,
 ) -> None:
     """Run the reference agent on the fake harness as SCENARIO describes.
 
@@ -350,6 +376,8 @@ def simulate(
         for name in builtin_scenarios():
             click.echo(name)
         return
+    if engine != "dask" and (workers is not None or scheduler is not None):
+        raise click.UsageError("--workers and --scheduler need --engine dask.")
     if (scenario is None) == (builtin is None):
         raise click.UsageError(
             "Give a SCENARIO file or --builtin NAME (try `--builtin quickstart`, or "
@@ -362,13 +390,14 @@ def simulate(
         for line in str(error).splitlines():
             click.echo(f"  {line}", err=True)
         sys.exit(_EXIT_BAD_SCENARIO)
-    if (sandbox or loaded.scenario.sandbox) == "docker":
-        try:
+    try:  # set-up errors (no extra, no engine), before any session starts
+        if (sandbox or loaded.scenario.sandbox) == "docker":
             require_docker_engine()
-        except (MissingExtraError, SandboxUnavailableError) as error:
-            # A set-up error (no extra, no engine), before any session starts.
-            click.echo(f"Error: {error}", err=True)
-            sys.exit(_EXIT_SETUP)
+        if engine == "dask":
+            require_dask()
+    except (MissingExtraError, SandboxUnavailableError) as error:
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(_EXIT_SETUP)
     options = SimulationOptions(
         sandbox=sandbox, sessions=sessions, concurrency=concurrency, seed=seed, out_dir=out_dir
     )
@@ -376,7 +405,7 @@ def simulate(
     count = sessions if sessions is not None else loaded.scenario.sessions
     progress: RunProgress | None = None
     observer: SimulationObserver | None = None
-    if not quiet and count == 1:
+    if not quiet and count == 1 and engine == "local":
         observer = LiveRenderer(console)
     elif not quiet:
         progress = RunProgress(
@@ -386,14 +415,31 @@ def simulate(
     # SIGTERM takes the KeyboardInterrupt path: sessions cancelled, sandboxes destroyed,
     # summary.json written with status interrupted.
     previous_term = _sigterm_interrupts()
+    run: Callable[[], SimulationSummary]
+    if engine == "dask":
+        # Every worker of the local cluster is stopped before this returns or raises.
+        run = partial(
+            simulate_sharded,
+            loaded,
+            options,
+            observer,
+            engine=DaskEngine(scheduler=scheduler, workers=workers),
+            backend=backend,
+        )
+    else:
+        run = partial(
+            anyio.run, partial(run_simulation, loaded, options, observer), backend=backend
+        )
     try:
         if progress is not None:
             with progress:
-                summary = anyio.run(
-                    partial(run_simulation, loaded, options, observer), backend=backend
-                )
+                summary = run()
         else:
-            summary = anyio.run(partial(run_simulation, loaded, options, observer), backend=backend)
+            summary = run()
+    except ClusterUnavailableError as error:  # a set-up error: nothing ran
+        _restore_sigterm(previous_term)
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(_EXIT_SETUP)
     except BaseException as error:
         _restore_sigterm(previous_term)
         code = _exit_code(error)

@@ -442,10 +442,24 @@ def _names(names: Sequence[str]) -> str:
 # -- the run ------------------------------------------------------------------------------
 
 
-def _clear_stale(sessions_dir: Path) -> None:
-    # Transcripts of an earlier, larger run would be mistaken for this run's.
+def fresh_sessions_dir(out_dir: Path) -> Path:
+    """``out_dir/sessions``, created, without the transcripts of an earlier run (an
+    earlier, larger run's would be mistaken for this run's)."""
+    sessions_dir = out_dir / "sessions"
+    sessions_dir.mkdir(parents=True, exist_ok=True)
     for stale in sessions_dir.glob("*.jsonl"):
         stale.unlink()
+    return sessions_dir
+
+
+def run_counts(loaded: LoadedScenario, options: SimulationOptions) -> tuple[int, int, int]:
+    """The run's seed, session count and concurrency: the options', else the scenario's."""
+    scenario = loaded.scenario
+    return (
+        options.seed if options.seed is not None else scenario.seed,
+        options.sessions if options.sessions is not None else scenario.sessions,
+        options.concurrency if options.concurrency is not None else scenario.concurrency,
+    )
 
 
 async def simulate(
@@ -472,16 +486,26 @@ async def simulate(
         sandbox was destroyed and ``summary.json`` was written with status
         ``interrupted``.
     """
+    return await run_sessions(loaded, options, observer, provider=provider)
+
+
+async def run_sessions(
+    loaded: LoadedScenario,
+    options: SimulationOptions | None = None,
+    observer: SimulationObserver | None = None,
+    *,
+    provider: SandboxProvider | None = None,
+    indices: range | None = None,
+) -> SimulationSummary:
+    """:func:`simulate`, or with ``indices`` one shard of a run: only those sessions,
+    their transcripts in ``out_dir/sessions``, and no ``summary.json`` (the sharded run's
+    client merges the shards' reports, see ``_engine``)."""
     options = options or SimulationOptions()
     observer = observer or SimulationObserver()
     scenario = loaded.scenario
-    seed = options.seed if options.seed is not None else scenario.seed
-    count = options.sessions if options.sessions is not None else scenario.sessions
-    concurrency = options.concurrency if options.concurrency is not None else scenario.concurrency
+    seed, count, concurrency = run_counts(loaded, options)
     out_dir = options.out_dir
-    sessions_dir = out_dir / "sessions"
-    sessions_dir.mkdir(parents=True, exist_ok=True)
-    _clear_stale(sessions_dir)
+    sessions_dir = fresh_sessions_dir(out_dir)
     root: Path | None = None
     sandbox: SandboxProvider
     if provider is not None:
@@ -497,20 +521,21 @@ async def simulate(
             options.sandbox_root.mkdir(parents=True, exist_ok=True)
         root = Path(tempfile.mkdtemp(prefix="harness-testkit-sim-", dir=options.sandbox_root))
         sandbox = LocalSandboxProvider(root)
+    planned = count if indices is None else len(indices)
     summary = SimulationSummary(
         scenario=loaded.name,
         digest=loaded.digest,
         seed=seed,
         sandbox=sandbox.provider_id,
-        concurrency=min(concurrency, count),
-        planned=count,
+        concurrency=min(concurrency, planned),
+        planned=planned,
         out_dir=out_dir,
     )
     started = time.perf_counter()
     # Sessions are produced lazily: `concurrency` workers take the next index, so memory
     # follows the concurrency, not the session count (no task waits for its turn), and a
     # session's report is folded into the summary's totals as it ends, then dropped.
-    next_index = iter(range(count))
+    next_index = iter(range(count) if indices is None else indices)
     taken = 0
 
     async def worker() -> None:
@@ -536,14 +561,15 @@ async def simulate(
 
     try:
         async with anyio.create_task_group() as group:
-            for _ in range(max(1, min(concurrency, count))):
+            for _ in range(max(1, min(concurrency, planned))):
                 group.start_soon(worker)
     except BaseException:
         summary.interrupted = True
         raise
     finally:
         # Indices are taken in order, so the sessions that started are 0 .. taken - 1.
-        summary.sessions = SessionReports(sessions_dir, seed, taken)
+        if indices is None:
+            summary.sessions = SessionReports(sessions_dir, seed, taken)
         summary.duration_seconds = round(time.perf_counter() - started, 6)
         with anyio.CancelScope(shield=True):
             if root is not None:
@@ -562,5 +588,6 @@ async def simulate(
             if aclose is not None:
                 with anyio.move_on_after(options.cleanup_timeout):
                     await aclose()
-        summary.write()
+        if indices is None:
+            summary.write()
     return summary

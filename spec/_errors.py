@@ -38,6 +38,7 @@ package that defines a class outside ``spec`` is named after it)::
      |    +-- SandboxAbortedError              (a command was aborted by its caller)
      |    +-- SandboxUnavailableError          (the provider cannot run here, e.g. no engine)
      +-- MissingExtraError                     (an optional extra is not installed; an ImportError)
+     +-- ClusterUnavailableError               (simulate: no Dask cluster to shard on; an OSError)
 
 The user-file errors under ``HarnessUsageError`` keep their own ``name`` (their class
 name) in serialized error parts, and stay ``ValueError`` for code that catches that.
@@ -60,6 +61,7 @@ Outside the tree, each for the reason on its line::
      +-- _ActionFailed                         (simulate: control flow, caught in its module)
      +-- _OwnKill                              (conformance: control flow, caught in its module)
      +-- _SetupError                           (conformance: control flow, the CLI exits 2)
+     +-- TurnRefused                           (conformance: a turn not started because the run's turns hang; the check is reported blocked)
     BaseException
      +-- RunInterrupted                        (conformance: passes every `except Exception` of a check or adapter)
      +-- ShrinkingCut                          (conformance: hypothesis must not take it for a failure)

@@ -491,3 +491,20 @@ def test_instruction_counts_of_a_short_case_under_callgrind() -> None:
     # the counted run (about 300k instructions a turn here), which a ratio would not
     # cancel (the agent's own work is about 580k a turn, eight parts of some 70k).
     assert agent - adapter > 100_000
+
+
+def test_the_sharding_benchmark_times_both_variants_on_one_scenario(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("distributed")
+    from benchmarks import sharding
+
+    monkeypatch.setattr(sharding, "QUICK", (6, 1))
+    section = sharding.measure(quick=True)
+    rows = {row["variant"]: row for row in section.rows}
+    assert list(rows) == ["one process", "sharded", "cluster start-up"]
+    assert rows["one process"]["ratio"] == 1.0
+    for variant in ("one process", "sharded"):
+        assert rows[variant]["sessions"] == 6
+        assert _positive(rows[variant]["sessions_per_second"])
+    assert _positive(rows["cluster start-up"]["seconds"])

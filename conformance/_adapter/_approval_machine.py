@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -64,10 +64,13 @@ _STATUS = {
 
 
 class ApprovalMachine(RuleBasedStateMachine):
-    """See the module docstring. ``context`` and ``backend`` are set on a subclass."""
+    """See the module docstring. ``context``, ``backend`` and ``hangs`` are set on a
+    subclass."""
 
     context: CheckContext
     backend: str = "asyncio"
+    #: The ADAPTER-044 failures (hangs) of this check's runs so far.
+    hangs: list[CheckFailed]
 
     def __init__(self) -> None:
         super().__init__()
@@ -95,8 +98,13 @@ class ApprovalMachine(RuleBasedStateMachine):
 
     def _call(self, function: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
         async def bounded() -> Any:
-            with settles(self.context):
-                return await function(*args)
+            try:
+                with settles(self.context):
+                    return await function(*args)
+            except CheckFailed as failure:
+                if failure.requirement == "ADAPTER-044":
+                    self.hangs.append(failure)
+                raise
 
         return self.portal.call(bounded)
 
@@ -294,7 +302,8 @@ class ApprovalMachine(RuleBasedStateMachine):
     classes={"the state machine run": lambda scenario: True},
 )
 async def approval_machine(ctx: CheckContext, scenario: Any) -> None:
-    machine = type("BoundApprovalMachine", (ApprovalMachine,), {"context": ctx})
+    hangs: list[CheckFailed] = []
+    machine = type("BoundApprovalMachine", (ApprovalMachine,), {"context": ctx, "hangs": hangs})
     machine_settings = settings(
         max_examples=max(3, ctx.profile.max_examples),
         stateful_step_count=6,
@@ -303,9 +312,21 @@ async def approval_machine(ctx: CheckContext, scenario: Any) -> None:
         derandomize=True,
         suppress_health_check=[HealthCheck.too_slow],
     )
-    await anyio.to_thread.run_sync(
-        lambda: run_state_machine_as_test(machine, settings=machine_settings)
-    )
+    # First without shrinking: a hang (a turn that did not settle) is reported as found,
+    # since every smaller run tried would likely wait out the turn timeout again. Any
+    # other failure is found again, deterministically, by a second run that shrinks it.
+    unshrunk = settings(machine_settings, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+    try:
+        await anyio.to_thread.run_sync(
+            lambda: run_state_machine_as_test(machine, settings=unshrunk)
+        )
+    except Exception:
+        if hangs:
+            raise
+        await anyio.to_thread.run_sync(
+            lambda: run_state_machine_as_test(machine, settings=machine_settings)
+        )
+        raise
 
 
 #: This module's checks, in order (listed by ``_registry.py``).

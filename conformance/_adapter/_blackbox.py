@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -439,6 +440,22 @@ async def refused_after_end(ctx: CheckContext) -> None:
         )
 
 
+@contextlib.contextmanager
+def _suspended_turn_settles(suspended: Callable[[], object]) -> Iterator[None]:
+    """A turn that did not settle although ``do_suspend_turn`` returned its state breaks
+    ADAPTER-031 (the suspension must close the turn), not only ADAPTER-044."""
+    try:
+        yield
+    except CheckFailed as failure:
+        if failure.requirement != "ADAPTER-044" or suspended() is None:
+            raise
+        raise CheckFailed(
+            "ADAPTER-031",
+            "do_suspend_turn returned the continue state, but "
+            + failure.message.replace("the turn being suspended", "the suspended turn", 1),
+        ) from failure
+
+
 @check(
     "lifecycle.suspend-continue",
     title="do_suspend_turn freezes a running turn; done() settles cleanly; the turn continues",
@@ -459,7 +476,7 @@ async def suspend_continue(ctx: CheckContext) -> None:
     result = await agent.stream(session=session, prompt=ctx.prompts[0])
     state: ContinueTurnState | None = None
     suspend_error: BaseException | None = None
-    with settles(ctx, "the turn being suspended"):
+    with _suspended_turn_settles(lambda: state), settles(ctx, "the turn being suspended"):
         async with anyio.create_task_group() as group:
             seen_first = anyio.Event()
 

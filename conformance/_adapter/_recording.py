@@ -8,7 +8,8 @@ agent validates them), submissions, lifecycle states and errors. It changes noth
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from harness_testkit.spec import (
     StartOptions,
 )
 
+from .._watchdog import TurnLedger
 from ._grammar import to_wire
 
 __all__ = ["RecordedSession", "RecordedSlice", "RecordingAdapter"]
@@ -98,9 +100,13 @@ def _options_summary(options: ContinueTurnOptions) -> dict[str, Any]:
 
 
 class _RecordingControl:
-    def __init__(self, inner: PromptControl, record: RecordedSlice) -> None:
+    def __init__(
+        self, inner: PromptControl, record: RecordedSlice, ledger: TurnLedger | None
+    ) -> None:
         self._inner = inner
         self._record = record
+        self._ledger = ledger
+        self._started = time.monotonic()
         record.control_can_approve = callable(getattr(inner, "submit_tool_approval", None))
         if hasattr(inner, "submit_tool_approval"):
             self.submit_tool_approval = self._submit_tool_approval
@@ -146,24 +152,48 @@ class _RecordingControl:
         except Exception as error:
             self._record.done_error = f"{type(error).__name__}: {error}"
             self._record.raised.append(error)
+            if self._ledger is not None:
+                self._ledger.turn_settled(time.monotonic() - self._started)
             raise
+        if self._ledger is not None:
+            self._ledger.turn_settled(time.monotonic() - self._started)
 
 
-async def _controlled(record: RecordedSlice, call: Awaitable[PromptControl]) -> PromptControl:
-    """The recorded control of a turn-starting ``call``; what it raised goes on record."""
+async def _controlled(
+    record: RecordedSlice,
+    call: Callable[[], Awaitable[PromptControl]],
+    ledger: TurnLedger | None,
+    refuse: bool,
+) -> PromptControl:
+    """The recorded control of a turn-starting ``call``; what it raised goes on record.
+
+    With a ledger that refuses turns (the run's turns hang), the call is not made.
+    """
+    if ledger is not None and refuse and ledger.hung_check is not None:
+        ledger.turn_started()  # raises TurnRefused
     try:
-        control = await call
+        control = await call()
     except Exception as error:
         record.call_error = f"{type(error).__name__}: {error}"
         record.raised.append(error)
         raise
-    return _RecordingControl(control, record)
+    if ledger is not None:
+        ledger.turn_started(refuse=refuse)
+    return _RecordingControl(control, record, ledger)
 
 
 class _RecordingSession:
-    def __init__(self, inner: HarnessSession, record: RecordedSession) -> None:
+    def __init__(
+        self,
+        inner: HarnessSession,
+        record: RecordedSession,
+        ledger: TurnLedger | None,
+        refuse: bool,
+    ) -> None:
         self._inner = inner
         self._record = record
+        self._ledger = ledger
+        self._refuse = refuse
         record.is_resume = inner.is_resume
         record.reported_session_id = inner.session_id
 
@@ -198,12 +228,16 @@ class _RecordingSession:
     async def do_prompt_turn(self, options: PromptTurnOptions) -> PromptControl:
         self._record.calls.append("do_prompt_turn")
         record, wrapped = self._slice("prompt", options)
-        return await _controlled(record, self._inner.do_prompt_turn(wrapped))
+        return await _controlled(
+            record, lambda: self._inner.do_prompt_turn(wrapped), self._ledger, self._refuse
+        )
 
     async def do_continue_turn(self, options: ContinueTurnOptions) -> PromptControl:
         self._record.calls.append("do_continue_turn")
         record, wrapped = self._slice("continue", options)
-        return await _controlled(record, self._inner.do_continue_turn(wrapped))
+        return await _controlled(
+            record, lambda: self._inner.do_continue_turn(wrapped), self._ledger, self._refuse
+        )
 
     async def do_suspend_turn(self) -> ContinueTurnState:
         self._record.calls.append("do_suspend_turn")
@@ -235,8 +269,13 @@ class _RecordingSession:
 class RecordingAdapter:
     """Wraps an adapter; ``sessions`` holds what each of its sessions did."""
 
-    def __init__(self, inner: HarnessAdapter) -> None:
+    def __init__(
+        self, inner: HarnessAdapter, ledger: TurnLedger | None = None, *, refuse: bool = True
+    ) -> None:
         self.inner = inner
+        #: The run's turn ledger (``None``: turns are neither counted nor refused).
+        self.ledger = ledger
+        self.refuse = refuse
         self.sessions: list[RecordedSession] = []
         #: The adapter sessions themselves (unwrapped), for direct protocol checks.
         self.live_sessions: list[HarnessSession] = []
@@ -281,7 +320,7 @@ class RecordingAdapter:
             record.raised.append(error)
             raise
         self.live_sessions.append(session)
-        return _RecordingSession(session, record)
+        return _RecordingSession(session, record, self.ledger, self.refuse)
 
     def transcript(self) -> list[dict[str, Any]]:
         """Everything recorded, JSON-ready."""

@@ -249,7 +249,7 @@ def settles(ctx: CheckContext, what: str = "the turn") -> Iterator[None]:
     except TimeoutError as error:
         raise CheckFailed(
             "ADAPTER-044",
-            f"{what} did not settle within {timeout:g} s (declared turn_timeout): its "
+            f"{what} did not settle within {timeout:g} s {ctx.turn_limit_note}: its "
             "done() neither returned nor raised",
         ) from error
 

@@ -514,10 +514,10 @@ async def abort_waiting_turn(ctx: CheckContext) -> None:
     if scope.cancelled_caught:
         raise CheckFailed(
             "ADAPTER-042" if abort.is_set() else "ADAPTER-044",
-            f"a turn aborted while its runtime waited did not settle within {timeout} s "
-            "(declared turn_timeout): the abort never reached the runtime or done()"
+            f"a turn aborted while its runtime waited did not settle within {timeout:g} s "
+            f"{ctx.turn_limit_note}: the abort never reached the runtime or done()"
             if abort.is_set()
-            else f"the turn produced no text within {timeout} s (declared turn_timeout)",
+            else f"the turn produced no text within {timeout:g} s {ctx.turn_limit_note}",
         )
     if not abort.is_set():
         raise CheckSkipped(
@@ -570,7 +570,7 @@ async def runtime_crash(ctx: CheckContext) -> None:
             raise CheckFailed(
                 "ADAPTER-044",
                 f"the runtime crashed mid-turn but done() neither raised nor returned within "
-                f"{timeout} s (declared turn_timeout)",
+                f"{timeout:g} s {ctx.turn_limit_note}",
             ) from error
         crashed = adapter.sessions[-1].slices[0]
         errors = [part for part in parts if part.type == "error"]

@@ -114,6 +114,20 @@ class _NeverSettlesControl(MutantControl):
             await anyio.sleep_forever()
 
 
+class _NeverSettlesAtAllControl(MutantControl):
+    async def done(self) -> None:
+        # The turn streams its parts, but done() neither returns nor raises, aborted or not.
+        await anyio.sleep_forever()
+
+
+class _SuspendedNeverSettlesControl(MutantControl):
+    async def done(self) -> None:
+        await super().done()
+        if self.session.memo.get("suspending"):
+            # The suspension succeeded, but the suspended turn never settles.
+            await anyio.sleep_forever()
+
+
 class _RefusesAfterFailureControl(MutantControl):
     async def done(self) -> None:
         try:
@@ -236,6 +250,24 @@ DEFECTS: tuple[Defect, ...] = (
         fake={"faults": [HangFault(before_type="finish")]},
         # Every turn hangs: a short declared timeout keeps the dozen failing checks quick.
         claims={"turn_timeout": 0.5},
+    ),
+    Defect(
+        "turn-never-settles",
+        "ADAPTER-044",
+        _ROBUSTNESS,
+        "No turn's done() ever returns or raises, even when the turn is aborted.",
+        control=_NeverSettlesAtAllControl,
+        claims={"turn_timeout": 1.0},
+    ),
+    Defect(
+        "suspended-turn-never-settles",
+        "ADAPTER-031",
+        _LIFECYCLE,
+        "After do_suspend_turn the suspended turn's done() never returns or raises.",
+        profile="codex",
+        session=_SuspendRaises,
+        control=_SuspendedNeverSettlesControl,
+        claims={"turn_timeout": 1.0},
     ),
     Defect(
         "crash-leaves-turn-unsettled",
