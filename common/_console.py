@@ -125,7 +125,9 @@ class RunProgress:
         if self._progress is not None:
             self._progress.start()
         else:
-            self.note(f"{self.title}: {self.total} {self.unit}")
+            # "1 sessions" reads wrong: the units are plurals ending in "s".
+            unit = self.unit[:-1] if self.total == 1 and self.unit.endswith("s") else self.unit
+            self.note(f"{self.title}: {self.total} {unit}")
         return self
 
     def __exit__(

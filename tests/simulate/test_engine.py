@@ -192,6 +192,6 @@ def test_an_unreachable_scheduler_is_a_set_up_error(monkeypatch: pytest.MonkeyPa
         "--builtin", "quickstart", "--engine", "dask", "--scheduler", "tcp://127.0.0.1:1"
     )
     assert code == 2
-    (line,) = err.strip().splitlines()
+    line = err.strip().splitlines()[-1]  # after the progress heading, one sentence
     assert line.startswith("Error: cannot reach the Dask scheduler at tcp://127.0.0.1:1 ")
     assert "leave --scheduler out for a local cluster" in line

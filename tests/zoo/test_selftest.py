@@ -158,7 +158,7 @@ def test_cli_prints_the_matrix_writes_json_and_exits_zero_when_all_die(tmp_path:
     assert result.exit_code == 0, result.output
     assert "wrong-session-id" in result.output
     # Not a terminal: a line per judged mutant on stderr (DECISION-014).
-    assert "selftest (smoke): 1 mutants" in result.stderr
+    assert "selftest (smoke): 1 mutant" in result.stderr
     assert "[1/1] killed   wrong-session-id (" in result.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["ok"] is True
