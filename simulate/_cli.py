@@ -325,6 +325,13 @@ def _load(scenario: Path | None, builtin: str | None) -> LoadedScenario:
 @click.option(
     "--quiet", is_flag=True, help="No live rendering; the summary and why sessions failed."
 )
+@click.option(
+    "--timings",
+    is_flag=True,
+    help="Also write wall-clock latencies into the transcripts (latencySeconds) and "
+    "per-session latencies into summary.json; without it two runs at one seed write "
+    "byte-identical transcripts.",
+)
 def simulate(
     scenario: Path | None,
     builtin: str | None,
@@ -339,6 +346,7 @@ def simulate(
     print_schema: bool,
     backend: str,
     quiet: bool,
+    timings: bool,
 ) -> None:
     """Run the reference agent on the fake harness as SCENARIO describes.
 
@@ -374,7 +382,12 @@ def simulate(
             click.echo(f"Error: {error}", err=True)
             sys.exit(_EXIT_SETUP)
     options = SimulationOptions(
-        sandbox=sandbox, sessions=sessions, concurrency=concurrency, seed=seed, out_dir=out_dir
+        sandbox=sandbox,
+        sessions=sessions,
+        concurrency=concurrency,
+        seed=seed,
+        out_dir=out_dir,
+        timings=timings,
     )
     console = Console(highlight=False)
     count = sessions if sessions is not None else loaded.scenario.sessions

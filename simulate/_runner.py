@@ -7,16 +7,19 @@ session. Every session writes a JSONL transcript, flushed line by line::
     {"kind": "session-start", "sessionId": "sim-0-0", ...}
     {"kind": "action", "index": 0, "action": {"prompt": "Hello"}}
     {"kind": "part", "action": 0, "part": {"type": "text-delta", ...}}   one per consumer part
-    {"kind": "action-end", "index": 0, "turnState": "idle", ..., "latencySeconds": 0.01}
-    {"kind": "session-end", "status": "completed", "counts": {...}, "latencySeconds": [...]}
+    {"kind": "denial", "action": 1, "toolResult": {"type": "tool-result", ...}}  a denied call
+    {"kind": "action-end", "index": 0, "turnState": "idle", ...}
+    {"kind": "session-end", "status": "completed", "counts": {...}}
 
 The ``session-end`` line is the session's report (with ``error`` when it failed): the run
 keeps no report once a session ended, only running totals (see ``_summary``), so memory
 follows the concurrency, not the number of sessions.
 
-Same scenario and seed give byte-identical transcripts apart from the declared
-:data:`VOLATILE_FIELDS` (latencies and wall times): ids come from seeded
-``IdGenerator`` instances, the agent's clock is fixed and the fake runtime's is virtual.
+Same scenario and seed give byte-identical transcripts: ids come from seeded
+``IdGenerator`` instances, the agent's clock is fixed, the fake runtime's is virtual and
+no wall-clock measurement is written. Slice latencies go to ``summary.json`` (run-wide
+percentiles); with :attr:`SimulationOptions.timings` they are also written into the
+transcripts (``latencySeconds``, one of the declared :data:`VOLATILE_FIELDS`).
 Cancellation (Ctrl-C) destroys every sandbox and keeps what was written.
 """
 
@@ -117,6 +120,10 @@ class SimulationOptions:
             the system temp dir); the root is removed when the run ends.
         action_timeout: Seconds one host action may take before the session fails.
         cleanup_timeout: Seconds each sandbox teardown may take.
+        timings: Also write wall-clock latencies into the transcripts (``latencySeconds``
+            on ``action-end`` and ``session-end`` lines) and per-session latency
+            percentiles into ``summary.json``; off, transcripts are byte-identical
+            between two runs of one scenario and seed.
     """
 
     sandbox: Literal["local", "docker"] | None = None
@@ -127,6 +134,7 @@ class SimulationOptions:
     sandbox_root: Path | None = None
     action_timeout: float = 120.0
     cleanup_timeout: float = 30.0
+    timings: bool = False
 
 
 class SimulationObserver:
@@ -180,7 +188,9 @@ class _SessionRun:
         self.observer = observer
         self.options = options
         self.session_id = session_id_for(seed, index)
-        self.report = SessionReport(self.session_id, transcript=transcript.path)
+        self.report = SessionReport(
+            self.session_id, transcript=transcript.path, timed=options.timings
+        )
         self.process = 0
         self.session: AgentSession | None = None
         self.agent: Any = None
@@ -339,7 +349,8 @@ class _SessionRun:
             record["pendingApprovals"] = [p.tool_name for p in session.pending_tool_approvals]
             record["pendingToolResults"] = [p.tool_name for p in session.pending_tool_results]
         record["process"] = self.process
-        record["latencySeconds"] = round(latency, 6)
+        if self.options.timings:
+            record["latencySeconds"] = round(latency, 6)
         return record
 
     async def _apply(self, index: int, action: HostAction) -> dict[str, Any]:
