@@ -40,6 +40,8 @@ import anyio
 from harness_testkit.reference import AgentSession, IdGenerator, StreamResult
 from harness_testkit.spec import (
     ConsumerPart,
+    ConsumerToolApprovalResponsePart,
+    ConsumerToolResultPart,
     SandboxProvider,
 )
 
@@ -76,6 +78,7 @@ __all__ = [
     "SimulationObserver",
     "SimulationOptions",
     "SimulationSummary",
+    "denied_tool_result",
     "normalize_transcript_line",
     "percentile",
     "session_id_for",
@@ -165,6 +168,13 @@ class SimulationObserver:
 class _ActionFailed(Exception):
     """A host action cannot be applied (the scenario does not match what happened)."""
 
+    #: How reports and transcripts name it (a kind of failure, not an internal class).
+    name = "ScenarioMismatch"
+
+
+def _error_name(error: Exception) -> str:
+    return _ActionFailed.name if isinstance(error, _ActionFailed) else type(error).__name__
+
 
 class _SessionRun:
     """Runs the scenario's actions on one session, switching "processes" on demand."""
@@ -196,6 +206,9 @@ class _SessionRun:
         self.agent: Any = None
         #: Steps after which the current slice stops (``suspendAfterSteps``), if armed.
         self.stop_after: int | None = None
+        #: (turn, tool call id) of the calls denied so far: each denial counts once,
+        #: although an automatic one shows both an approval response and a result.
+        self.denied: set[tuple[int, str]] = set()
 
     # -- processes ---------------------------------------------------------------------
 
@@ -251,6 +264,13 @@ class _SessionRun:
         self.report.counts.count_part(part)
         self.transcript.write({"kind": "part", "action": index, "part": part.to_wire()})
         self.observer.part(self.session_id, index, part)
+        denial = denied_tool_result(part)
+        if denial is not None:
+            key = (self.report.counts.turns, denial["toolCallId"])
+            if key not in self.denied:
+                self.denied.add(key)
+                self.report.counts.denials += 1
+                self.transcript.write({"kind": "denial", "action": index, "toolResult": denial})
 
     async def _consume(
         self, index: int, result: StreamResult, suspend_after: int | None = None
@@ -321,13 +341,13 @@ class _SessionRun:
             raise
         except Exception as error:
             self.report.status = "failed"
-            self.report.error = f"{type(error).__name__}: {error}"
+            self.report.error = f"{_error_name(error)}: {error}"
             self.report.counts.errors += 1
             self.transcript.write(
                 {
                     "kind": "error",
                     "action": current,
-                    "error": {"name": type(error).__name__, "message": str(error)},
+                    "error": {"name": _error_name(error), "message": str(error)},
                 }
             )
         except BaseException:
@@ -444,6 +464,33 @@ class _SessionRun:
                 await sandbox.destroy()
             except Exception:  # nothing left to destroy
                 pass
+
+
+def denied_tool_result(part: ConsumerPart) -> dict[str, Any] | None:
+    """The official agent's record of a denied call, when ``part`` reveals one.
+
+    A denied approval (``tool-approval-response`` with ``approved: false``) or a host
+    tool answered ``execution-denied`` (an automatic denial or an inactive tool, whose
+    result the agent forwards) becomes the ``tool-result`` part the agent puts in its
+    response messages: ``{type: tool-result, toolCallId, toolName, output: {type:
+    execution-denied, reason?}}``.
+    """
+    if isinstance(part, ConsumerToolApprovalResponsePart):
+        if part.approved:
+            return None
+        output: dict[str, Any] = {"type": "execution-denied"}
+        if part.reason is not None:
+            output["reason"] = part.reason
+        call_id, name = part.tool_call.tool_call_id, part.tool_call.tool_name
+    elif isinstance(part, ConsumerToolResultPart):
+        wire = part.output
+        if not (isinstance(wire, Mapping) and wire.get("type") == "execution-denied"):
+            return None
+        output = {key: wire[key] for key in ("type", "reason") if key in wire}
+        call_id, name = part.tool_call_id, part.tool_name
+    else:
+        return None
+    return {"type": "tool-result", "toolCallId": call_id, "toolName": name, "output": output}
 
 
 def _names(names: Sequence[str]) -> str:

@@ -136,7 +136,12 @@ class LatencySketch:
 
 @dataclass
 class SessionCounts:
-    """What happened in a session (or a run), counted from consumer parts and actions."""
+    """What happened in a session (or a run), counted from consumer parts and actions.
+
+    ``denials`` counts denied tool calls (a denied approval, an automatic denial, an
+    inactive host tool), once per call; the session runner counts them (it sees which
+    call a part belongs to), :meth:`count_part` counts the rest.
+    """
 
     turns: int = 0
     slices: int = 0
@@ -146,6 +151,7 @@ class SessionCounts:
     file_changes: int = 0
     compactions: int = 0
     tool_errors: int = 0
+    denials: int = 0
     errors: int = 0
 
     def count_part(self, part: ConsumerPart) -> None:
@@ -184,6 +190,7 @@ class SessionCounts:
             "fileChanges": self.file_changes,
             "compactions": self.compactions,
             "toolErrors": self.tool_errors,
+            "denials": self.denials,
             "errors": self.errors,
         }
 

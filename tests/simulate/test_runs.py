@@ -88,9 +88,9 @@ async def test_same_scenario_and_seed_give_byte_identical_transcripts(tmp_path: 
     second = tmp_path / "b" / "sessions" / "sim-0-0.jsonl"
     # The raw files, not a normalised copy: a team diffs them as written.
     assert first.read_bytes() == second.read_bytes()
-    assert not any(
-        key in line for line in read_lines(first) for key in VOLATILE_FIELDS
-    ), "a wall-clock field was written without --timings"
+    assert not any(key in line for line in read_lines(first) for key in VOLATILE_FIELDS), (
+        "a wall-clock field was written without --timings"
+    )
     summary_a = json.loads((tmp_path / "a" / "summary.json").read_text())
     summary_b = json.loads((tmp_path / "b" / "summary.json").read_text())
     # The summary keeps the run's latencies; only its declared volatile fields differ.
@@ -109,7 +109,8 @@ async def test_timings_write_latencies_into_transcripts_and_session_entries(
     summary = await simulate(loaded, _options(tmp_path, "out", timings=True))
     lines = read_lines(tmp_path / "out" / "sessions" / "sim-0-0.jsonl")
     ends = [line for line in lines if line["kind"] == "action-end"]
-    assert ends and all(isinstance(end["latencySeconds"], float) for end in ends)
+    assert ends
+    assert all(isinstance(end["latencySeconds"], float) for end in ends)
     assert len(lines[-1]["latencySeconds"]) == 3  # one per slice
     written = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert written["sessions"][0]["latency"]["samples"] == 3
