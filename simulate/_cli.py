@@ -201,6 +201,8 @@ def _print_summary(console: Console, summary: SimulationSummary) -> None:
     for key in ("p50", "p90", "p99"):
         value = latency[key]
         table.add_row(f"turn latency {key}", "-" if value is None else f"{value * 1000:.1f} ms")
+    # The run's wall time, printed so that any duration quoted for a run comes from here.
+    table.add_row("wall time", f"{wire['durationSeconds']:.2f} s")
     console.print(table)
     console.print(
         f"transcripts: {summary.out_dir / 'sessions'}   summary: {summary.out_dir / 'summary.json'}",

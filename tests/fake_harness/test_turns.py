@@ -218,6 +218,7 @@ def _outcome_branches(call_id: str) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.requirement("DECISION-013")
 @pytest.mark.parametrize(
     ("answer", "branches"),
     [
@@ -246,6 +247,7 @@ async def test_a_host_tool_answered_execution_denied_branches_as_denied(
     assert (echo["result"], echo["isError"]) == answer
 
 
+@pytest.mark.requirement("DECISION-013")
 async def test_a_denied_builtin_branches_as_denied(sandbox: SandboxEnv) -> None:
     script = one_turn(
         {"actions": [{"builtin": "write", "id": "w", "input": {"file_path": "d", "content": "1"}}]},

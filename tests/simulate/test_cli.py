@@ -39,6 +39,7 @@ def test_one_session_is_rendered_live(tmp_path: Path) -> None:
         "· step tool-calls",
         "■ finish stop",
         "turn latency p99",
+        "wall time",
     ):
         assert expected in out
     assert (tmp_path / "out" / "sessions" / "sim-0-0.jsonl").is_file()
@@ -97,6 +98,7 @@ def test_a_session_that_does_not_match_names_the_mismatch_not_a_class(tmp_path: 
     assert "_ActionFailed" not in out
 
 
+@pytest.mark.requirement("DECISION-013")
 def test_an_undeclared_host_tool_is_refused_before_any_session_runs(tmp_path: Path) -> None:
     file = write_scenario(
         tmp_path,
@@ -123,6 +125,7 @@ def test_an_undeclared_host_tool_is_refused_before_any_session_runs(tmp_path: Pa
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.requirement("DECISION-012")
 def test_two_runs_at_one_seed_write_identical_transcripts_unless_timed(tmp_path: Path) -> None:
     runs = {}
     for run, extra in (("a", ()), ("b", ()), ("timed", ("--timings",))):

@@ -12,7 +12,7 @@ from harness_testkit.simulate._runner import SimulationOptions, simulate
 
 from .support import read_lines, write_scenario
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.requirement("DECISION-013")]
 
 DEPLOY = """
     agent:

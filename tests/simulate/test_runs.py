@@ -80,6 +80,7 @@ async def test_quickstart_records_every_part_and_host_action(tmp_path: Path) -> 
     assert list((tmp_path / "sandboxes").iterdir()) == []  # no sandbox left behind
 
 
+@pytest.mark.requirement("DECISION-012")
 async def test_same_scenario_and_seed_give_byte_identical_transcripts(tmp_path: Path) -> None:
     loaded = load_scenario(builtin_scenario_path("cross-process"))
     await simulate(loaded, _options(tmp_path, "a"))
@@ -102,6 +103,7 @@ async def test_same_scenario_and_seed_give_byte_identical_transcripts(tmp_path: 
     assert all("latency" not in entry for entry in summary_a["sessions"])
 
 
+@pytest.mark.requirement("DECISION-012")
 async def test_timings_write_latencies_into_transcripts_and_session_entries(
     tmp_path: Path,
 ) -> None:

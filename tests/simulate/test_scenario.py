@@ -250,6 +250,7 @@ def test_an_error_inside_a_referenced_script_names_that_file(tmp_path: Path) -> 
     assert "turns[0].steps[0].actions[0]" in issue.problem
 
 
+@pytest.mark.requirement("DECISION-013")
 def test_an_undeclared_host_tool_in_a_script_file_names_both_lines(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(
         "turns:\n  - steps:\n      - actions:\n          - hostTool: deploy\n"
