@@ -266,11 +266,14 @@ class _SessionRun:
         self.observer.part(self.session_id, index, part)
         denial = denied_tool_result(part)
         if denial is not None:
-            key = (self.report.counts.turns, denial["toolCallId"])
-            if key not in self.denied:
-                self.denied.add(key)
-                self.report.counts.denials += 1
-                self.transcript.write({"kind": "denial", "action": index, "toolResult": denial})
+            self._denial(index, denial)
+
+    def _denial(self, index: int, denial: dict[str, Any]) -> None:
+        key = (self.report.counts.turns, denial["toolCallId"])
+        if key not in self.denied:
+            self.denied.add(key)
+            self.report.counts.denials += 1
+            self.transcript.write({"kind": "denial", "action": index, "toolResult": denial})
 
     async def _consume(
         self, index: int, result: StreamResult, suspend_after: int | None = None
@@ -424,6 +427,15 @@ class _SessionRun:
             given = "output" in action.model_fields_set
             is_error = action.is_error if action.is_error is not None else spec.error is not None
             output = action.output if given else (spec.error if is_error else spec.output)
+            if _is_denial(output):
+                # The host denies a client-side call: the agent shows no part for it (the
+                # runtime's echo of a settled result is suppressed), so record it here.
+                assert isinstance(output, Mapping)
+                for pending in waiting:
+                    self._denial(
+                        index,
+                        _denied_result(pending.tool_call_id, pending.tool_name, output),
+                    )
             result = await agent.continue_stream(
                 session=session,
                 tool_result_continuations=[
@@ -478,18 +490,27 @@ def denied_tool_result(part: ConsumerPart) -> dict[str, Any] | None:
     if isinstance(part, ConsumerToolApprovalResponsePart):
         if part.approved:
             return None
-        output: dict[str, Any] = {"type": "execution-denied"}
-        if part.reason is not None:
-            output["reason"] = part.reason
-        call_id, name = part.tool_call.tool_call_id, part.tool_call.tool_name
-    elif isinstance(part, ConsumerToolResultPart):
-        wire = part.output
-        if not (isinstance(wire, Mapping) and wire.get("type") == "execution-denied"):
-            return None
-        output = {key: wire[key] for key in ("type", "reason") if key in wire}
-        call_id, name = part.tool_call_id, part.tool_name
-    else:
-        return None
+        reason = {} if part.reason is None else {"reason": part.reason}
+        call = part.tool_call
+        return _denied_result(call.tool_call_id, call.tool_name, reason)
+    if isinstance(part, ConsumerToolResultPart) and _is_denial(part.output):
+        return _denied_result(part.tool_call_id, part.tool_name, part.output)
+    return None
+
+
+def _is_denial(output: Any) -> bool:
+    """An ``execution-denied`` tool result output (``{type, reason?}``)."""
+    return (
+        isinstance(output, Mapping)
+        and output.get("type") == "execution-denied"
+        and set(output) <= {"type", "reason", "providerOptions"}
+    )
+
+
+def _denied_result(call_id: str, name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    output: dict[str, Any] = {"type": "execution-denied"}
+    if isinstance(given.get("reason"), str):
+        output["reason"] = given["reason"]
     return {"type": "tool-result", "toolCallId": call_id, "toolName": name, "output": output}
 
 

@@ -144,3 +144,36 @@ async def test_a_denied_builtin_is_recorded_once(tmp_path: Path) -> None:
         }
     ]
     assert summary.to_wire()["totals"]["denials"] == 1
+
+
+async def test_a_client_side_tool_answered_execution_denied_is_a_denial(tmp_path: Path) -> None:
+    file = write_scenario(
+        tmp_path,
+        """
+        agent:
+          tools:
+            lookup: {clientSide: true, output: {city: Lyon}}
+        harness:
+          script:
+            turns:
+              - steps:
+                  - actions: [{hostTool: lookup, id: l1}]
+                  - when: {toolCallId: l1, isError: false}
+                    actions: ["Found it."]
+                  - when: {toolCallId: l1, denied: true}
+                    actions: ["The user kept it to themselves."]
+        actions:
+          - prompt: Where am I?
+          - toolResult: lookup
+            output: {type: execution-denied, reason: private}
+        """,
+    )
+    options = SimulationOptions(out_dir=tmp_path / "out", sandbox_root=tmp_path / "sb")
+    summary = await simulate(load_scenario(file), options)
+    lines = read_lines(tmp_path / "out" / "sessions" / "sim-0-0.jsonl")
+    assert _text(lines) == "The user kept it to themselves."
+    denials = [line for line in lines if line["kind"] == "denial"]
+    assert [(line["action"], line["toolResult"]["output"]) for line in denials] == [
+        (1, {"type": "execution-denied", "reason": "private"})
+    ]
+    assert summary.to_wire()["totals"]["denials"] == 1
