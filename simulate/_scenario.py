@@ -250,7 +250,11 @@ class GenerateOptions(ScenarioModel):
 
 
 class GeneratedScript(ScenarioModel):
-    """A script generated from a seed: ``script: {generate: {maxTurns: 2}}``."""
+    """A script generated from a seed: ``script: {generate: {maxTurns: 2}}``.
+
+    Attributes:
+        generate: The generator's arguments (all optional: ``generate: {}``).
+    """
 
     generate: GenerateOptions = Field(default_factory=GenerateOptions)
 
@@ -400,14 +404,27 @@ class PromptAction(ScenarioModel):
 
 
 class ApproveAction(ScenarioModel):
-    """Approve the pending approvals of these tools (``all`` for every one)."""
+    """Approve the pending approvals of these tools (``all`` for every one).
+
+    Attributes:
+        approve: A tool name (host tool, built-in key or native name), a list of them,
+            or ``all``.
+        reason: Sent with the approval.
+    """
 
     approve: str | list[str]
     reason: str | None = None
 
 
 class DenyAction(ScenarioModel):
-    """Deny the pending approvals of these tools (``all`` for every one)."""
+    """Deny the pending approvals of these tools (``all`` for every one); the script
+    sees each call as denied (``when: {toolCallId: ..., denied: true}``).
+
+    Attributes:
+        deny: A tool name (host tool, built-in key or native name), a list of them, or
+            ``all``.
+        reason: Sent with the denial; it becomes the ``execution-denied`` result's reason.
+    """
 
     deny: str | list[str]
     reason: str | None = None
@@ -440,25 +457,41 @@ class ContinueAction(ScenarioModel):
 
 
 class SuspendAction(ScenarioModel):
-    """``session.suspend_turn()``, JSON round trip, fresh adapter and agent with ``continue_from``."""
+    """``session.suspend_turn()``, JSON round trip, fresh adapter and agent with ``continue_from``.
+
+    Attributes:
+        suspend: ``true``.
+    """
 
     suspend: Literal[True]
 
 
 class DetachAction(ScenarioModel):
-    """``session.detach()``, JSON round trip, fresh adapter and agent with ``resume_from``."""
+    """``session.detach()``, JSON round trip, fresh adapter and agent with ``resume_from``.
+
+    Attributes:
+        detach: ``true``.
+    """
 
     detach: Literal[True]
 
 
 class StopAction(ScenarioModel):
-    """``session.stop()`` (stops the sandbox), then resume like ``detach``."""
+    """``session.stop()`` (stops the sandbox), then resume like ``detach``.
+
+    Attributes:
+        stop: ``true``.
+    """
 
     stop: Literal[True]
 
 
 class CompactAction(ScenarioModel):
-    """``session.compact()``: ``- compact: true`` or ``- compact: custom instructions``."""
+    """``session.compact()``: ``- compact: true`` or ``- compact: custom instructions``.
+
+    Attributes:
+        compact: ``true``, or the custom instructions of the compaction.
+    """
 
     compact: Literal[True] | str
 

@@ -195,3 +195,24 @@ def test_what_the_schema_accepts_the_loader_accepts(action: Any) -> None:
     document = _one_action(action)
     if not _script_errors(document):
         assert _loads(document), action
+
+
+def test_every_scenario_field_is_described() -> None:
+    # The scenario's own models; script actions are described as a whole (their model
+    # docstrings are prose).
+    defs = SCHEMA["$defs"]
+    scenario_defs = {
+        name: definition
+        for name, definition in defs.items()
+        if name.startswith("Scenario")
+        or name in ("GenerateOptions", "GeneratedScript", "Script")
+        or (name.endswith("Action") and "type" not in definition.get("properties", {}))
+    }
+    assert {"PromptAction", "DenyAction", "ScenarioTool"} <= set(scenario_defs)
+    undescribed = [
+        f"{name}.{key}"
+        for name, definition in [("(root)", SCHEMA), *scenario_defs.items()]
+        for key, prop in definition.get("properties", {}).items()
+        if "description" not in prop
+    ]
+    assert undescribed == []
