@@ -33,6 +33,7 @@ from ._runner import (
     SimulationObserver,
     SimulationOptions,
     SimulationSummary,
+    is_denial,
 )
 from ._runner import (
     simulate as run_simulation,
@@ -118,6 +119,10 @@ class LiveRenderer(SimulationObserver):
                     f"[magenta]⟳ compaction[/] {escape(str(output.get('tokensBefore')))} → "
                     f"{escape(str(output.get('tokensAfter')))} tokens"
                 )
+            elif is_denial(wire.get("output")):
+                reason = wire["output"].get("reason")
+                shown = f" {escape(_short(reason))}" if isinstance(reason, str) else ""
+                self._line(f"[red]⊘ {escape(name)} denied[/]{shown}")
             elif name != "fileChange":
                 self._line(f"[green]← {escape(name)}[/] {escape(_short(wire.get('output')))}")
         elif kind == "tool-error":

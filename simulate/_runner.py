@@ -79,6 +79,7 @@ __all__ = [
     "SimulationOptions",
     "SimulationSummary",
     "denied_tool_result",
+    "is_denial",
     "normalize_transcript_line",
     "percentile",
     "session_id_for",
@@ -427,7 +428,7 @@ class _SessionRun:
             given = "output" in action.model_fields_set
             is_error = action.is_error if action.is_error is not None else spec.error is not None
             output = action.output if given else (spec.error if is_error else spec.output)
-            if _is_denial(output):
+            if is_denial(output):
                 # The host denies a client-side call: the agent shows no part for it (the
                 # runtime's echo of a settled result is suppressed), so record it here.
                 assert isinstance(output, Mapping)
@@ -493,12 +494,12 @@ def denied_tool_result(part: ConsumerPart) -> dict[str, Any] | None:
         reason = {} if part.reason is None else {"reason": part.reason}
         call = part.tool_call
         return _denied_result(call.tool_call_id, call.tool_name, reason)
-    if isinstance(part, ConsumerToolResultPart) and _is_denial(part.output):
+    if isinstance(part, ConsumerToolResultPart) and is_denial(part.output):
         return _denied_result(part.tool_call_id, part.tool_name, part.output)
     return None
 
 
-def _is_denial(output: Any) -> bool:
+def is_denial(output: Any) -> bool:
     """An ``execution-denied`` tool result output (``{type, reason?}``)."""
     return (
         isinstance(output, Mapping)

@@ -137,6 +137,27 @@ def test_two_runs_at_one_seed_write_identical_transcripts_unless_timed(tmp_path:
     assert b"latencySeconds" in runs["timed"]
 
 
+def test_a_denied_call_is_rendered_as_denied(tmp_path: Path) -> None:
+    file = write_scenario(
+        tmp_path,
+        """
+        agent:
+          tools: {deploy: {output: {ok: true}}}
+          inactiveTools: [deploy]
+        harness:
+          script:
+            turns:
+              - steps:
+                  - actions: [{hostTool: deploy, id: dep-1}]
+        actions: [{prompt: Deploy}]
+        """,
+    )
+    code, out, _ = _run(str(file), "--out", str(tmp_path / "out"))
+    assert code == 0, out
+    assert "⊘ deploy denied Tool 'deploy' is inactive" in out
+    assert "← deploy" not in out
+
+
 def test_example_writes_a_starter_that_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
