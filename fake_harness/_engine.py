@@ -120,9 +120,22 @@ class _Call:
     announced: bool = False
 
 
+def _is_denial(output: JSONValue) -> bool:
+    """An ``execution-denied`` tool result: what the agent submits for a host tool it
+    did not run (denied by the user or ``toolApproval``, or inactive)."""
+    return (
+        isinstance(output, dict)
+        and output.get("type") == "execution-denied"
+        and set(output) <= {"type", "reason", "providerOptions"}
+    )
+
+
 @dataclass
 class _TurnProgress:
+    #: Call id -> (output, failed): ``failed`` is true for errors and denials.
     outputs: dict[str, tuple[JSONValue, bool]] = field(default_factory=dict)
+    #: Ids of the calls that were denied (see ``StepCondition``).
+    denied: set[str] = field(default_factory=set)
     user_messages: list[str] = field(default_factory=list)
     input_total: int = 0
     output_total: int = 0
@@ -202,6 +215,9 @@ class TurnEngine:
             else:
                 value, is_error = output
                 if condition.is_error is not None and is_error != condition.is_error:
+                    result = False
+                denied = condition.tool_call_id in self.progress.denied
+                if condition.denied is not None and denied != condition.denied:
                     result = False
                 if condition.output_matches is not None and not pattern_search(
                     condition.output_matches, output_text(value)
@@ -538,6 +554,7 @@ class TurnEngine:
         if isinstance(action, HostToolCallAction):
             answer = yield AwaitRequest("tool-result", call.call_id)
             result, is_error = answer.get("output"), bool(answer.get("isError"))
+            # The echo carries what the host submitted; the script sees a denial as one.
             yield EmitRequest(
                 ToolResultPart(
                     tool_call_id=call.call_id,
@@ -546,6 +563,9 @@ class TurnEngine:
                     is_error=is_error,
                 )
             )
+            if _is_denial(result):
+                self.progress.denied.add(call.call_id)
+                return result, True
             return result, is_error
         if isinstance(action, McpCallAction):
             return (yield from self._resolve_mcp(call, action))
@@ -582,6 +602,8 @@ class TurnEngine:
         message: str,
         reason: Literal["filtered", "denied", "unavailable"],
     ) -> Generator[Request, Any, tuple[JSONValue, bool]]:
+        if reason == "denied":
+            self.progress.denied.add(call.call_id)
         yield self._note(
             self._executed(call, surface, message, True, executed=False, reason=reason)
         )

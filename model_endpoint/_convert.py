@@ -173,6 +173,13 @@ class _Converter:
                 break
             else:
                 self.refuse(at, f"a {action.type!r} action")
+        if step.when is not None and step.when.denied is not None and self.unsupported == "error":
+            # In skip mode the criterion is left out (the rest of the condition stays).
+            raise ScriptConversionError(
+                f"{where} condition: a `denied` criterion cannot be served by a model "
+                "endpoint (a request shows a denial as an error result, like any other "
+                "error); use isError, or convert with unsupported='skip' to leave it out"
+            )
         match = [m for m in (turn_match, _condition(step.when)) if m is not None]
         usage = (
             None

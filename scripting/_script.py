@@ -95,15 +95,22 @@ class StepUsage(ScriptModel):
 class StepCondition(ScriptModel):
     """When a step runs. Every criterion given must hold (``negate`` inverts the result).
 
-    ``is_error`` and ``output_matches`` look at the outcome of call ``tool_call_id``
-    (a built-in, MCP or host tool of the same turn); ``output_matches`` is a regular
-    expression searched in the output (a string as is, anything else as compact JSON).
-    ``user_message_matches`` searches every user message received so far in the turn.
-    A condition on a call that has no outcome (yet) is false.
+    ``is_error``, ``denied`` and ``output_matches`` look at the outcome of call
+    ``tool_call_id`` (a built-in, MCP or host tool of the same turn). An outcome is a
+    success, an error or a denial: a denied approval, or a host tool answered with an
+    ``execution-denied`` result (``{"type": "execution-denied", "reason": ...}``, what
+    the agent submits for a denied, auto-denied or inactive host tool). A denial is not
+    a success, so ``is_error: true`` holds for it and ``is_error: false`` does not;
+    ``denied: true`` holds only for a denial, ``denied: false`` for any other outcome.
+    ``output_matches`` is a regular expression searched in the output (a string as is,
+    anything else as compact JSON). ``user_message_matches`` searches every user message
+    received so far in the turn. A condition on a call that has no outcome (yet) is
+    false.
     """
 
     tool_call_id: str | None = None
     is_error: bool | None = None
+    denied: bool | None = None
     output_matches: str | None = None
     user_message_matches: str | None = None
     negate: bool = False
@@ -115,8 +122,10 @@ class StepCondition(ScriptModel):
 
     @model_validator(mode="after")
     def _complete(self) -> StepCondition:
-        if self.tool_call_id is None and (self.is_error is not None or self.output_matches):
-            raise ValueError("isError and outputMatches need the toolCallId they refer to")
+        if self.tool_call_id is None and (
+            self.is_error is not None or self.denied is not None or self.output_matches
+        ):
+            raise ValueError("isError, denied and outputMatches need the toolCallId they refer to")
         if self.tool_call_id is None and self.user_message_matches is None:
             raise ValueError("a condition needs toolCallId or userMessageMatches")
         return self

@@ -34,6 +34,7 @@ from ._runner import (
     SimulationObserver,
     SimulationOptions,
     SimulationSummary,
+    is_denial,
 )
 from ._runner import (
     simulate as run_simulation,
@@ -119,6 +120,10 @@ class LiveRenderer(SimulationObserver):
                     f"[magenta]⟳ compaction[/] {escape(str(output.get('tokensBefore')))} → "
                     f"{escape(str(output.get('tokensAfter')))} tokens"
                 )
+            elif is_denial(wire.get("output")):
+                reason = wire["output"].get("reason")
+                shown = f" {escape(_short(reason))}" if isinstance(reason, str) else ""
+                self._line(f"[red]⊘ {escape(name)} denied[/]{shown}")
             elif name != "fileChange":
                 self._line(f"[green]← {escape(name)}[/] {escape(_short(wire.get('output')))}")
         elif kind == "tool-error":
@@ -197,6 +202,8 @@ def _print_summary(console: Console, summary: SimulationSummary) -> None:
     for key in ("p50", "p90", "p99"):
         value = latency[key]
         table.add_row(f"turn latency {key}", "-" if value is None else f"{value * 1000:.1f} ms")
+    # The run's wall time, printed so that any duration quoted for a run comes from here.
+    table.add_row("wall time", f"{wire['durationSeconds']:.2f} s")
     console.print(table)
     console.print(
         f"transcripts: {summary.out_dir / 'sessions'}   summary: {summary.out_dir / 'summary.json'}",
@@ -343,6 +350,13 @@ def _load(scenario: Path | None, builtin: str | None) -> LoadedScenario:
     help="With --engine dask: a running scheduler (e.g. tcp://10.0.0.5:8786) instead of "
     "a local cluster; its workers need harness-testkit[dask].",
 )
+@click.option(
+    "--timings",
+    is_flag=True,
+    help="Also write wall-clock latencies into the transcripts (latencySeconds) and "
+    "per-session latencies into summary.json; without it two runs at one seed write "
+    "byte-identical transcripts.",
+)
 def simulate(
     scenario: Path | None,
     builtin: str | None,
@@ -360,6 +374,7 @@ def simulate(
     engine: Literal["local", "dask"],
     workers: int | None,
     scheduler: str | None,
+    timings: bool,
 ) -> None:
     """Run the reference agent on the fake harness as SCENARIO describes.
 
@@ -399,7 +414,12 @@ def simulate(
         click.echo(f"Error: {error}", err=True)
         sys.exit(_EXIT_SETUP)
     options = SimulationOptions(
-        sandbox=sandbox, sessions=sessions, concurrency=concurrency, seed=seed, out_dir=out_dir
+        sandbox=sandbox,
+        sessions=sessions,
+        concurrency=concurrency,
+        seed=seed,
+        out_dir=out_dir,
+        timings=timings,
     )
     console = make_console()
     count = sessions if sessions is not None else loaded.scenario.sessions

@@ -30,6 +30,7 @@ from harness_testkit.fake_harness import (
     ACTION_KINDS,
     FakeHarness,
     HarnessProfile,
+    HostToolCallAction,
     Script,
     generate_script,
     script_problems,
@@ -396,8 +397,13 @@ def _check_script(
     line_of: Callable[[Sequence[int | str]], int | None],
     file: tuple[Path, int | None] | None,
 ) -> None:
-    """Built-ins the profile lacks and dangling ``when.toolCallId``, with their lines."""
-    for path, problem in script_problems(script, scenario.harness.resolved_profile()):
+    """Built-ins the profile lacks, host tools the agent lacks and dangling
+    ``when.toolCallId``, with their lines."""
+    problems = [
+        *script_problems(script, scenario.harness.resolved_profile()),
+        *_undeclared_host_tools(script, scenario),
+    ]
+    for path, problem in sorted(problems, key=lambda item: _path_order(item[0])):
         dotted = format_location(path)
         if file is None:
             issues.append(ScenarioIssue(f"harness.script.{dotted}", problem, line_of(path)))
@@ -408,6 +414,44 @@ def _check_script(
                     "harness.script", f"{script_file}:{line_of(path)}: {dotted}: {problem}", line
                 )
             )
+
+
+def _undeclared_host_tools(
+    script: Script, scenario: Scenario
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """Host tool calls of ``script`` naming no tool under ``agent.tools``.
+
+    The agent would answer each such call ``execution-denied`` (an unknown tool is
+    inactive), so a misspelt name would quietly turn every session into a denial.
+    """
+    declared = scenario.agent.tools
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    for t, turn in enumerate(script.turns):
+        groups = (("steps", turn.steps), ("onUserMessage", turn.on_user_message))
+        for key, steps in groups:
+            for s, step in enumerate(steps):
+                for a, action in enumerate(step.actions):
+                    if isinstance(action, HostToolCallAction) and action.tool not in declared:
+                        problems.append(
+                            (
+                                ("turns", t, key, s, "actions", a),
+                                _undeclared(action.tool, declared),
+                            )
+                        )
+    return problems
+
+
+def _undeclared(name: str, declared: Mapping[str, object]) -> str:
+    return (
+        f"host tool {name!r} is not declared under agent.tools (declared: "
+        f"{', '.join(sorted(declared)) or 'none'}); declare it there, and list it in "
+        "agent.inactiveTools to simulate a call to an inactive tool"
+    )
+
+
+def _path_order(path: Sequence[str | int]) -> tuple[tuple[int, int | str], ...]:
+    # Problems in document order: indices numerically, keys after indices.
+    return tuple((0, part) if isinstance(part, int) else (1, part) for part in path)
 
 
 def _check_references(
@@ -428,6 +472,18 @@ def _check_references(
                     locator.line(("agent", "toolApproval", name)),
                 )
             )
+    source = scenario.harness.script
+    if isinstance(source, GeneratedScript) and source.generate.host_tools is not None:
+        for position, name in enumerate(source.generate.host_tools):
+            if name not in agent.tools:
+                where = ("harness", "script", "generate", "hostTools", position)
+                issues.append(
+                    ScenarioIssue(
+                        f"harness.script.generate.hostTools[{position}]",
+                        _undeclared(name, agent.tools),
+                        locator.line(where),
+                    )
+                )
     known = set(agent.tools)
     for key, builtin in profile.builtin_tools.items():
         known.add(key)

@@ -7,16 +7,19 @@ session. Every session writes a JSONL transcript, flushed line by line::
     {"kind": "session-start", "sessionId": "sim-0-0", ...}
     {"kind": "action", "index": 0, "action": {"prompt": "Hello"}}
     {"kind": "part", "action": 0, "part": {"type": "text-delta", ...}}   one per consumer part
-    {"kind": "action-end", "index": 0, "turnState": "idle", ..., "latencySeconds": 0.01}
-    {"kind": "session-end", "status": "completed", "counts": {...}, "latencySeconds": [...]}
+    {"kind": "denial", "action": 1, "toolResult": {"type": "tool-result", ...}}  a denied call
+    {"kind": "action-end", "index": 0, "turnState": "idle", ...}
+    {"kind": "session-end", "status": "completed", "counts": {...}}
 
 The ``session-end`` line is the session's report (with ``error`` when it failed): the run
 keeps no report once a session ended, only running totals (see ``_summary``), so memory
 follows the concurrency, not the number of sessions.
 
-Same scenario and seed give byte-identical transcripts apart from the declared
-:data:`VOLATILE_FIELDS` (latencies and wall times): ids come from seeded
-``IdGenerator`` instances, the agent's clock is fixed and the fake runtime's is virtual.
+Same scenario and seed give byte-identical transcripts: ids come from seeded
+``IdGenerator`` instances, the agent's clock is fixed, the fake runtime's is virtual and
+no wall-clock measurement is written. Slice latencies go to ``summary.json`` (run-wide
+percentiles); with :attr:`SimulationOptions.timings` they are also written into the
+transcripts (``latencySeconds``, one of the declared :data:`VOLATILE_FIELDS`).
 Cancellation (Ctrl-C) destroys every sandbox and keeps what was written.
 """
 
@@ -37,6 +40,8 @@ import anyio
 from harness_testkit.reference import AgentSession, IdGenerator, StreamResult
 from harness_testkit.spec import (
     ConsumerPart,
+    ConsumerToolApprovalResponsePart,
+    ConsumerToolResultPart,
     SandboxProvider,
 )
 
@@ -73,6 +78,8 @@ __all__ = [
     "SimulationObserver",
     "SimulationOptions",
     "SimulationSummary",
+    "denied_tool_result",
+    "is_denial",
     "normalize_transcript_line",
     "percentile",
     "session_id_for",
@@ -117,6 +124,10 @@ class SimulationOptions:
             the system temp dir); the root is removed when the run ends.
         action_timeout: Seconds one host action may take before the session fails.
         cleanup_timeout: Seconds each sandbox teardown may take.
+        timings: Also write wall-clock latencies into the transcripts (``latencySeconds``
+            on ``action-end`` and ``session-end`` lines) and per-session latency
+            percentiles into ``summary.json``; off, transcripts are byte-identical
+            between two runs of one scenario and seed.
     """
 
     sandbox: Literal["local", "docker"] | None = None
@@ -127,6 +138,7 @@ class SimulationOptions:
     sandbox_root: Path | None = None
     action_timeout: float = 120.0
     cleanup_timeout: float = 30.0
+    timings: bool = False
 
 
 class SimulationObserver:
@@ -157,6 +169,13 @@ class SimulationObserver:
 class _ActionFailed(Exception):
     """A host action cannot be applied (the scenario does not match what happened)."""
 
+    #: How reports and transcripts name it (a kind of failure, not an internal class).
+    name = "ScenarioMismatch"
+
+
+def _error_name(error: Exception) -> str:
+    return _ActionFailed.name if isinstance(error, _ActionFailed) else type(error).__name__
+
 
 class _SessionRun:
     """Runs the scenario's actions on one session, switching "processes" on demand."""
@@ -180,12 +199,17 @@ class _SessionRun:
         self.observer = observer
         self.options = options
         self.session_id = session_id_for(seed, index)
-        self.report = SessionReport(self.session_id, transcript=transcript.path)
+        self.report = SessionReport(
+            self.session_id, transcript=transcript.path, timed=options.timings
+        )
         self.process = 0
         self.session: AgentSession | None = None
         self.agent: Any = None
         #: Steps after which the current slice stops (``suspendAfterSteps``), if armed.
         self.stop_after: int | None = None
+        #: (turn, tool call id) of the calls denied so far: each denial counts once,
+        #: although an automatic one shows both an approval response and a result.
+        self.denied: set[tuple[int, str]] = set()
 
     # -- processes ---------------------------------------------------------------------
 
@@ -241,6 +265,16 @@ class _SessionRun:
         self.report.counts.count_part(part)
         self.transcript.write({"kind": "part", "action": index, "part": part.to_wire()})
         self.observer.part(self.session_id, index, part)
+        denial = denied_tool_result(part)
+        if denial is not None:
+            self._denial(index, denial)
+
+    def _denial(self, index: int, denial: dict[str, Any]) -> None:
+        key = (self.report.counts.turns, denial["toolCallId"])
+        if key not in self.denied:
+            self.denied.add(key)
+            self.report.counts.denials += 1
+            self.transcript.write({"kind": "denial", "action": index, "toolResult": denial})
 
     async def _consume(
         self, index: int, result: StreamResult, suspend_after: int | None = None
@@ -311,13 +345,13 @@ class _SessionRun:
             raise
         except Exception as error:
             self.report.status = "failed"
-            self.report.error = f"{type(error).__name__}: {error}"
+            self.report.error = f"{_error_name(error)}: {error}"
             self.report.counts.errors += 1
             self.transcript.write(
                 {
                     "kind": "error",
                     "action": current,
-                    "error": {"name": type(error).__name__, "message": str(error)},
+                    "error": {"name": _error_name(error), "message": str(error)},
                 }
             )
         except BaseException:
@@ -339,7 +373,8 @@ class _SessionRun:
             record["pendingApprovals"] = [p.tool_name for p in session.pending_tool_approvals]
             record["pendingToolResults"] = [p.tool_name for p in session.pending_tool_results]
         record["process"] = self.process
-        record["latencySeconds"] = round(latency, 6)
+        if self.options.timings:
+            record["latencySeconds"] = round(latency, 6)
         return record
 
     async def _apply(self, index: int, action: HostAction) -> dict[str, Any]:
@@ -393,6 +428,15 @@ class _SessionRun:
             given = "output" in action.model_fields_set
             is_error = action.is_error if action.is_error is not None else spec.error is not None
             output = action.output if given else (spec.error if is_error else spec.output)
+            if is_denial(output):
+                # The host denies a client-side call: the agent shows no part for it (the
+                # runtime's echo of a settled result is suppressed), so record it here.
+                assert isinstance(output, Mapping)
+                for pending in waiting:
+                    self._denial(
+                        index,
+                        _denied_result(pending.tool_call_id, pending.tool_name, output),
+                    )
             result = await agent.continue_stream(
                 session=session,
                 tool_result_continuations=[
@@ -433,6 +477,42 @@ class _SessionRun:
                 await sandbox.destroy()
             except Exception:  # nothing left to destroy
                 pass
+
+
+def denied_tool_result(part: ConsumerPart) -> dict[str, Any] | None:
+    """The official agent's record of a denied call, when ``part`` reveals one.
+
+    A denied approval (``tool-approval-response`` with ``approved: false``) or a host
+    tool answered ``execution-denied`` (an automatic denial or an inactive tool, whose
+    result the agent forwards) becomes the ``tool-result`` part the agent puts in its
+    response messages: ``{type: tool-result, toolCallId, toolName, output: {type:
+    execution-denied, reason?}}``.
+    """
+    if isinstance(part, ConsumerToolApprovalResponsePart):
+        if part.approved:
+            return None
+        reason = {} if part.reason is None else {"reason": part.reason}
+        call = part.tool_call
+        return _denied_result(call.tool_call_id, call.tool_name, reason)
+    if isinstance(part, ConsumerToolResultPart) and is_denial(part.output):
+        return _denied_result(part.tool_call_id, part.tool_name, part.output)
+    return None
+
+
+def is_denial(output: Any) -> bool:
+    """An ``execution-denied`` tool result output (``{type, reason?}``)."""
+    return (
+        isinstance(output, Mapping)
+        and output.get("type") == "execution-denied"
+        and set(output) <= {"type", "reason", "providerOptions"}
+    )
+
+
+def _denied_result(call_id: str, name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    output: dict[str, Any] = {"type": "execution-denied"}
+    if isinstance(given.get("reason"), str):
+        output["reason"] = given["reason"]
+    return {"type": "tool-result", "toolCallId": call_id, "toolName": name, "output": output}
 
 
 def _names(names: Sequence[str]) -> str:

@@ -136,7 +136,12 @@ class LatencySketch:
 
 @dataclass
 class SessionCounts:
-    """What happened in a session (or a run), counted from consumer parts and actions."""
+    """What happened in a session (or a run), counted from consumer parts and actions.
+
+    ``denials`` counts denied tool calls (a denied approval, an automatic denial, an
+    inactive host tool), once per call; the session runner counts them (it sees which
+    call a part belongs to), :meth:`count_part` counts the rest.
+    """
 
     turns: int = 0
     slices: int = 0
@@ -146,6 +151,7 @@ class SessionCounts:
     file_changes: int = 0
     compactions: int = 0
     tool_errors: int = 0
+    denials: int = 0
     errors: int = 0
 
     def count_part(self, part: ConsumerPart) -> None:
@@ -184,6 +190,7 @@ class SessionCounts:
             "fileChanges": self.file_changes,
             "compactions": self.compactions,
             "toolErrors": self.tool_errors,
+            "denials": self.denials,
             "errors": self.errors,
         }
 
@@ -219,6 +226,9 @@ class SessionReport:
         latencies: Seconds per turn slice (prompt and continuations), monotonic clock.
         error: What failed, when it failed.
         transcript: The transcript file.
+        timed: The latencies are written to the transcript and the summary entry (the
+            run's ``timings`` option); a report read back from a transcript without
+            them has no latencies.
     """
 
     session_id: str
@@ -227,15 +237,18 @@ class SessionReport:
     latencies: list[float] = field(default_factory=list)
     error: str | None = None
     transcript: Path | None = None
+    timed: bool = True
 
     def to_wire(self, out_dir: Path) -> dict[str, Any]:
-        """The summary entry of the session (its latency percentiles are exact)."""
+        """The summary entry of the session (its latency percentiles, exact, when
+        :attr:`timed`)."""
         entry: dict[str, Any] = {
             "sessionId": self.session_id,
             "status": self.status,
             "counts": self.counts.to_wire(),
-            "latency": _exact_latency(self.latencies),
         }
+        if self.timed:
+            entry["latency"] = _exact_latency(self.latencies)
         if self.error is not None:
             entry["error"] = self.error
         if self.transcript is not None:
@@ -249,8 +262,9 @@ class SessionReport:
             "kind": "session-end",
             "status": self.status,
             "counts": self.counts.to_wire(),
-            "latencySeconds": [round(value, 6) for value in self.latencies],
         }
+        if self.timed:
+            line["latencySeconds"] = [round(value, 6) for value in self.latencies]
         if self.error is not None:
             line["error"] = self.error
         return line
@@ -265,7 +279,13 @@ class SessionReport:
         try:
             last = read_last_line(path)
         except OSError as problem:
-            return cls(session_id, "cancelled", error=f"no transcript: {problem}", transcript=path)
+            return cls(
+                session_id,
+                "cancelled",
+                error=f"no transcript: {problem}",
+                transcript=path,
+                timed=False,
+            )
         try:
             line = json.loads(last) if last else None
         except ValueError:
@@ -276,6 +296,7 @@ class SessionReport:
                 "cancelled",
                 error="the transcript ends without a session-end line",
                 transcript=path,
+                timed=False,
             )
         status = line.get("status")
         latencies = line.get("latencySeconds")
@@ -289,6 +310,7 @@ class SessionReport:
             else [],
             message if isinstance(message, str) else None,
             path,
+            timed=isinstance(latencies, list),
         )
 
 

@@ -208,6 +208,62 @@ async def test_host_tool_waits_for_the_result_and_echoes_it(sandbox: SandboxEnv)
     assert [tool.name for tool in received.tools] == ["lookup"]
 
 
+def _outcome_branches(call_id: str) -> list[dict[str, Any]]:
+    # One step per outcome a script can branch on; each says which one ran.
+    return [
+        {"when": {"toolCallId": call_id, "isError": False}, "actions": ["success "]},
+        {"when": {"toolCallId": call_id, "isError": True, "denied": False}, "actions": ["error "]},
+        {"when": {"toolCallId": call_id, "denied": True}, "actions": ["denied "]},
+        {"when": {"toolCallId": call_id, "isError": True}, "actions": ["failed"]},
+    ]
+
+
+@pytest.mark.requirement("DECISION-018")
+@pytest.mark.parametrize(
+    ("answer", "branches"),
+    [
+        (({"ok": True}, False), "success "),
+        (({"error": "down"}, True), "error failed"),
+        (({"type": "execution-denied", "reason": "no"}, False), "denied failed"),
+        (({"type": "execution-denied"}, False), "denied failed"),
+        # Not a denial: a tool may well return an object with other keys.
+        (({"type": "execution-denied", "detail": 1}, False), "success "),
+    ],
+)
+async def test_a_host_tool_answered_execution_denied_branches_as_denied(
+    sandbox: SandboxEnv, answer: tuple[Any, bool], branches: str
+) -> None:
+    script = one_turn(
+        {"actions": [{"hostTool": "deploy", "id": "dep-1"}]}, *_outcome_branches("dep-1")
+    )
+    session = await start(FakeHarness(script), sandbox)
+    collected, error = await run_turn(
+        session, responder=Responder(results=lambda part: answer), tools=[ToolSpec(name="deploy")]
+    )
+    assert error is None
+    assert collected.text() == branches
+    # The echo carries what the host submitted, as before.
+    echo = collected.of_type("tool-result")[0]
+    assert (echo["result"], echo["isError"]) == answer
+
+
+@pytest.mark.requirement("DECISION-018")
+async def test_a_denied_builtin_branches_as_denied(sandbox: SandboxEnv) -> None:
+    script = one_turn(
+        {"actions": [{"builtin": "write", "id": "w", "input": {"file_path": "d", "content": "1"}}]},
+        *_outcome_branches("w"),
+    )
+    session = await start(FakeHarness(script, profile="pi"), sandbox, permission_mode="allow-reads")
+    deny = Responder(approve=lambda part: (False, "Not today."))
+    collected, _ = await run_turn(session, responder=deny)
+    assert collected.text() == "denied failed"
+
+
+def test_denied_needs_the_call_it_refers_to() -> None:
+    with pytest.raises(ValueError, match="isError, denied and outputMatches need the toolCallId"):
+        one_turn({"when": {"denied": True, "userMessageMatches": "x"}, "actions": ["no"]})
+
+
 @pytest.mark.parametrize(
     ("mode", "gated"),
     [("allow-all", set()), ("allow-edits", {"bash"}), ("allow-reads", {"write", "bash"})],

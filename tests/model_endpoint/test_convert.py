@@ -185,3 +185,25 @@ def test_errors_delays_and_finish_reasons_carry_over() -> None:
     assert cut.stop_reason == "max-tokens"
     assert cut.usage is not None
     assert (cut.usage.input_tokens, cut.usage.output_tokens) == (3, 4)
+
+
+def test_a_denied_criterion_is_refused_or_left_out() -> None:
+    script = Script.model_validate(
+        {
+            "turns": [
+                {
+                    "steps": [
+                        {"actions": [{"hostTool": "deploy", "id": "dep-1"}]},
+                        {"when": {"toolCallId": "dep-1", "denied": True}, "actions": ["no"]},
+                    ]
+                }
+            ]
+        }
+    )
+    with pytest.raises(ScriptConversionError, match=r"turn 0 step 1 condition: a `denied`"):
+        from_kit_script(script)
+    skipped = from_kit_script(script, unsupported="skip")
+    second = skipped.replies[1]
+    assert isinstance(second, MessageReply)
+    # The rest of the condition stays: the reply still waits for dep-1's result.
+    assert [m.tool_result.tool_call_id for m in second.match if m.tool_result] == ["dep-1"]

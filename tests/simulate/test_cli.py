@@ -39,6 +39,7 @@ def test_one_session_is_rendered_live(tmp_path: Path) -> None:
         "· step tool-calls",
         "■ finish stop",
         "turn latency p99",
+        "wall time",
     ):
         assert expected in out
     assert (tmp_path / "out" / "sessions" / "sim-0-0.jsonl").is_file()
@@ -90,6 +91,76 @@ def test_a_failing_session_exits_1(tmp_path: Path) -> None:
     code, out, _ = _run(str(file), "--out", str(tmp_path / "out"), "--quiet")
     assert code == 1
     assert "failed" in out
+
+
+def test_a_session_that_does_not_match_names_the_mismatch_not_a_class(tmp_path: Path) -> None:
+    file = write_scenario(
+        tmp_path, "agent: {tools: {t: {output: 1}}}\nactions: [{prompt: hi}, {approve: t}]\n"
+    )
+    code, out, _ = _run(str(file), "--out", str(tmp_path / "out"), "--quiet")
+    assert code == 1
+    assert "ScenarioMismatch: action 1 answers approvals of t" in " ".join(out.split())
+    assert "_ActionFailed" not in out
+
+
+@pytest.mark.requirement("DECISION-018")
+def test_an_undeclared_host_tool_is_refused_before_any_session_runs(tmp_path: Path) -> None:
+    file = write_scenario(
+        tmp_path,
+        """
+        sessions: 50
+        agent:
+          tools:
+            deploy: {output: {ok: true}}
+        harness:
+          script:
+            turns:
+              - steps:
+                  - actions: [{hostTool: deploy_prod, id: dep-1}]
+        actions: [{prompt: Deploy}]
+        """,
+    )
+    code, out, err = _run(str(file), "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert (
+        f"{file}:9: harness.script.turns[0].steps[0].actions[0]: host tool 'deploy_prod' is "
+        "not declared under agent.tools (declared: deploy)" in err
+    )
+    assert "Traceback" not in out + err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.requirement("DECISION-017")
+def test_two_runs_at_one_seed_write_identical_transcripts_unless_timed(tmp_path: Path) -> None:
+    runs = {}
+    for run, extra in (("a", ()), ("b", ()), ("timed", ("--timings",))):
+        code, out, _ = _run("--builtin", "quickstart", "--out", str(tmp_path / run), *extra)
+        assert code == 0, out
+        runs[run] = (tmp_path / run / "sessions" / "sim-0-0.jsonl").read_bytes()
+    assert runs["a"] == runs["b"]
+    assert b"latencySeconds" not in runs["a"]
+    assert b"latencySeconds" in runs["timed"]
+
+
+def test_a_denied_call_is_rendered_as_denied(tmp_path: Path) -> None:
+    file = write_scenario(
+        tmp_path,
+        """
+        agent:
+          tools: {deploy: {output: {ok: true}}}
+          inactiveTools: [deploy]
+        harness:
+          script:
+            turns:
+              - steps:
+                  - actions: [{hostTool: deploy, id: dep-1}]
+        actions: [{prompt: Deploy}]
+        """,
+    )
+    code, out, _ = _run(str(file), "--out", str(tmp_path / "out"))
+    assert code == 0, out
+    assert "⊘ deploy denied Tool 'deploy' is inactive" in out
+    assert "← deploy" not in out
 
 
 def test_example_writes_a_starter_that_runs(

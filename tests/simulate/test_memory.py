@@ -101,7 +101,11 @@ async def test_the_runner_keeps_no_session_object_after_the_session_ends(
 async def test_reports_are_read_back_from_the_transcripts_in_index_order(tmp_path: Path) -> None:
     loaded = load_scenario(builtin_scenario_path("many-sessions"))
     options = SimulationOptions(
-        out_dir=tmp_path / "out", sandbox_root=tmp_path / "sb", sessions=6, concurrency=4
+        out_dir=tmp_path / "out",
+        sandbox_root=tmp_path / "sb",
+        sessions=6,
+        concurrency=4,
+        timings=True,
     )
     summary = await simulate(loaded, options)
     assert isinstance(summary.sessions, SessionReports)

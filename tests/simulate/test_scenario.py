@@ -186,6 +186,31 @@ BAD_SCENARIOS = [
         id="inline-script-error",
     ),
     pytest.param(
+        "agent:\n  tools: {deploy: {output: 1}}\nharness:\n  script:\n    turns:\n"
+        "      - steps:\n          - actions:\n              - text: hi\n"
+        "              - hostTool: deplyo\n                id: d1\nactions: [{prompt: hi}]\n",
+        "harness.script.turns[0].steps[0].actions[1]",
+        "host tool 'deplyo' is not declared under agent.tools (declared: deploy)",
+        9,
+        id="undeclared-host-tool",
+    ),
+    pytest.param(
+        "harness:\n  profile: claude-code\n  script:\n    turns:\n      - steps: []\n"
+        "        onUserMessage:\n          - actions: [{hostTool: ask}]\nactions: [{prompt: hi}]\n",
+        "harness.script.turns[0].onUserMessage[0].actions[0]",
+        "host tool 'ask' is not declared under agent.tools (declared: none)",
+        7,
+        id="undeclared-host-tool-on-user-message",
+    ),
+    pytest.param(
+        "agent:\n  tools: {lookup: {output: 1}}\nharness:\n  script:\n    generate:\n"
+        "      hostTools:\n        - lookup\n        - lokup\nactions: [{prompt: hi}]\n",
+        "harness.script.generate.hostTools[1]",
+        "host tool 'lokup' is not declared",
+        8,
+        id="undeclared-generated-host-tool",
+    ),
+    pytest.param(
         "actions:\n  - prompt: hi\n   - prompt: bad indent\n",
         "(document)",
         "invalid YAML",
@@ -223,6 +248,20 @@ def test_an_error_inside_a_referenced_script_names_that_file(tmp_path: Path) -> 
     assert issue.path == "harness.script"
     assert "scripts/s.yaml" in issue.problem
     assert "turns[0].steps[0].actions[0]" in issue.problem
+
+
+@pytest.mark.requirement("DECISION-018")
+def test_an_undeclared_host_tool_in_a_script_file_names_both_lines(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(
+        "turns:\n  - steps:\n      - actions:\n          - hostTool: deploy\n"
+    )
+    file = write_scenario(tmp_path, "harness:\n  script: s.yaml\nactions: [{prompt: hi}]\n")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(file)
+    (issue,) = caught.value.issues
+    assert (issue.path, issue.line) == ("harness.script", 2)
+    assert issue.problem.startswith(f"{tmp_path / 's.yaml'}:4: turns[0].steps[0].actions[0]: ")
+    assert "host tool 'deploy' is not declared" in issue.problem
 
 
 def test_a_script_path_is_relative_to_the_scenario(tmp_path: Path) -> None:
