@@ -468,9 +468,9 @@ async def simulate(
         The summary (also written to ``<out_dir>/summary.json``).
 
     Raises:
-        The cancellation (or ``KeyboardInterrupt``) that interrupted the run, after every
-        sandbox was destroyed and ``summary.json`` was written with status
-        ``interrupted``.
+        BaseException: The cancellation (or ``KeyboardInterrupt``) that interrupted the
+            run, after every sandbox was destroyed and ``summary.json`` was written with
+            status ``interrupted``.
     """
     options = options or SimulationOptions()
     observer = observer or SimulationObserver()
