@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 from harness_testkit.spec import (
@@ -177,10 +178,10 @@ def _defined_in(value: object, package: str) -> bool:
     return not isinstance(module, str) or module == package or module.startswith(package + ".")
 
 
+@event_priority(100)  # before mkdocstrings' own config event sets up its handler
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Lay out the packages for the API reference; expand the requirement nav."""
-    # mkdocs.yml names this folder as the python handler's `paths`; the handler reads it
-    # when the first page needs it, after this event.
+    # mkdocs.yml names this folder as the python handler's `paths`.
     tree = ROOT / API_TREE
     shutil.rmtree(tree, ignore_errors=True)
     installed_layout(ROOT, tree)
