@@ -215,9 +215,15 @@ def test_the_readme_has_exactly_two_set_up_commands() -> None:
 
 
 def test_the_first_set_up_command_installs_and_runs_the_main_job() -> None:
-    # `pip install .` itself is tests/test_packaging.py's bare install, which runs the
-    # same main job; the README block also runs as written in test_bash_block_runs.
+    # `pip install .` and the job on a bare install are tests/test_packaging.py's; the job
+    # with its outputs is docs/getting-started.md's block, run by test_bash_block_runs.
     assert _setup_commands()[0] == "pip install . && harness-testkit simulate --builtin quickstart"
+
+
+def test_the_licence_is_the_distributions() -> None:
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        licence = tomllib.load(file)["project"]["license"]
+    assert f"## Licence\n\n{licence}.\n" in README.read_text(encoding="utf-8")
 
 
 def test_the_test_command_is_what_ci_runs() -> None:
