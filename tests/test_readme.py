@@ -109,9 +109,12 @@ def _load_endpoint_script(path: Path) -> object:
 
 
 def _load_baseline(path: Path) -> object:
-    from harness_testkit.conformance._verdict import Gate
-
-    return Gate.load_baseline(path)
+    # Through the command line, which reads it as `--baseline` (exit 2 when it is bad).
+    check = ["check", "harness_testkit.fake_harness:FakeHarness", "--check", "adapter.surface"]
+    _succeeds(
+        [sys.executable, "-m", "harness_testkit", *check, "--baseline", str(path)], path.parent
+    )
+    return path
 
 
 def _load_expectations(path: Path) -> object:
