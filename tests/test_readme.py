@@ -223,6 +223,21 @@ def test_the_first_set_up_command_installs_and_runs_the_main_job() -> None:
     assert _setup_commands()[0] == "pip install . && harness-testkit simulate --builtin quickstart"
 
 
+def test_every_link_of_the_readme_resolves() -> None:
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8"))
+    local = [t for t in targets if "://" not in t]
+    assert local
+    missing = [t for t in local if not (ROOT / t).exists()]
+    assert not missing, f"README links to files that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_installs_the_kit_from_a_registry(page: Path) -> None:
+    # harness-testkit is not published: installs are from a checkout (`pip install .`).
+    text = page.read_text(encoding="utf-8")
+    assert not re.search(r"pip install ['\"]?harness-testkit\b", text)
+
+
 def test_the_licence_is_the_distributions() -> None:
     with (ROOT / "pyproject.toml").open("rb") as file:
         licence = tomllib.load(file)["project"]["license"]
