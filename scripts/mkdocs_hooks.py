@@ -18,6 +18,8 @@ The API reference (mkdocstrings) finds packages by their folders, and the reposi
 from __future__ import annotations
 
 import importlib
+import json
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -33,7 +35,15 @@ from harness_testkit.spec import (
     requirement_page,
 )
 
-__all__ = ["FACADES", "installed_layout", "on_config", "on_files", "render_api", "render_pages"]
+__all__ = [
+    "FACADES",
+    "installed_layout",
+    "on_config",
+    "on_files",
+    "render_api",
+    "render_fields",
+    "render_pages",
+]
 
 #: The nav entry this hook expands into one page per area.
 INDEX = "requirements/index.md"
@@ -172,6 +182,91 @@ def render_api() -> str:
     return "\n".join(lines)
 
 
+def render_fields(title: str, intro: str, schema: dict[str, Any]) -> str:
+    """A page with a table of every field of a JSON Schema's root and of each definition.
+
+    Field descriptions come from the ``Attributes:`` sections of the models' Google
+    docstrings (which pydantic puts in the schema), matched by the field's camelCase key.
+    """
+    lines = [f"# {title}", "", intro, ""]
+    objects = [(str(schema.get("title", "root")), schema)]
+    objects += sorted(schema.get("$defs", {}).items())
+    for name, node in objects:
+        summary, attributes = _docstring(str(node.get("description", "")))
+        lines += [f"## {name} {{#{_anchor(name)}}}", ""]
+        properties: dict[str, Any] = node.get("properties", {})
+        if not properties:
+            lines += [summary or f"Type: {_type(node)}.", ""]
+            continue
+        required = set(node.get("required", []))
+        lines += [summary, ""] if summary else []
+        lines += ["| field | type | default | what it is |", "|---|---|---|---|"]
+        for key, field in properties.items():
+            default = "required" if key in required else _code(field.get("default"))
+            text = " ".join(attributes.get(key, str(field.get("description", ""))).split())
+            lines.append(f"| `{key}` | {_type(field)} | {default} | {text} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _anchor(name: str) -> str:
+    return "def-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def _code(value: object) -> str:
+    if value is None:
+        return "none"
+    text = json.dumps(value)
+    return f"`{text}`".replace("|", "\\|")
+
+
+def _type(node: dict[str, Any]) -> str:
+    """A JSON Schema node as a short Markdown type (definitions linked)."""
+    if "$ref" in node:
+        name = str(node["$ref"]).rsplit("/", 1)[-1]
+        return f"[{name}](#{_anchor(name)})"
+    if "const" in node:
+        return _code(node["const"])
+    if "enum" in node:
+        return " \\| ".join(_code(value) for value in node["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            kinds = [_type(option) for option in node[key]]
+            return " or ".join(dict.fromkeys(kinds))
+    kind = node.get("type")
+    if kind == "array":
+        items = node.get("items")
+        return f"list of {_type(items)}" if isinstance(items, dict) else "list"
+    if kind == "object" and isinstance(node.get("additionalProperties"), dict):
+        return f"map of {_type(node['additionalProperties'])}"
+    if isinstance(kind, list):
+        return " or ".join(str(k) for k in kind)
+    return str(kind) if kind else "any JSON"
+
+
+def _docstring(text: str) -> tuple[str, dict[str, str]]:
+    """The summary of a Google docstring and its attributes by camelCase name."""
+    summary, _, rest = text.partition("Attributes:")
+    attributes: dict[str, str] = {}
+    current = ""
+    for line in rest.splitlines():
+        match = re.match(r"^ {4}(\w+): ?(.*)$", line)
+        if match:
+            current = re.sub(r"_(\w)", lambda m: m.group(1).upper(), match.group(1))
+            attributes[current] = match.group(2)
+        elif current and line.startswith("        "):
+            attributes[current] += " " + line.strip()
+        elif line.strip():
+            current = ""
+    return _markdown(summary), {key: _markdown(value) for key, value in attributes.items()}
+
+
+def _markdown(text: str) -> str:
+    """Docstring markup as Markdown: ``code`` and Sphinx roles become code spans."""
+    text = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", " ".join(text.split()))
+    return text.replace("``", "`").replace("|", "\\|")
+
+
 def _defined_in(value: object, package: str) -> bool:
     module = getattr(value, "__module__", None)
     # Constants (tuples, strings) carry no module: the facade that exports them owns them.
@@ -205,7 +300,19 @@ def _expand(entry: Any, section: list[Any]) -> Any:
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add the generated requirement pages to the site's files."""
-    pages = {**render_pages(load_requirements()), "api.md": render_api()}
+    from harness_testkit.simulate import scenario_json_schema
+
+    pages = {
+        **render_pages(load_requirements()),
+        "api.md": render_api(),
+        "scenario-fields.md": render_fields(
+            "Every scenario field",
+            "Generated from the scenario model's JSON Schema (`harness-testkit simulate "
+            "--schema` prints it). Keys are camelCase; snake_case works too. How the parts "
+            "fit together: [the scenario language](simulation.md).",
+            scenario_json_schema(),
+        ),
+    }
     for path, text in pages.items():
         files.append(File.generated(config, path, content=text))
     return files
