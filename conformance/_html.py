@@ -450,7 +450,7 @@ def _failures(run: ReportRun, requirements: Mapping[str, _Requirement]) -> str:
         parts = [
             f'<h3 id="check-{escape(result.check_id)}">{_pill(result.status)} '
             f"<code>{escape(result.check_id)}</code> "
-            f"{escape(requirement or '')} ({escape(result.level)})</h3>",
+            f"{_requirement_link(requirement) if requirement else ''} ({escape(result.level)})</h3>",
         ]
         if statement:
             parts.append(f"<blockquote>{escape(statement)}</blockquote>")
@@ -479,7 +479,8 @@ def _checks(run: ReportRun) -> str:
             f'<tr><td><a href="#check-{escape(result.check_id)}"><code>'
             f"{escape(result.check_id)}</code></a><div class='muted'>{escape(result.title)}</div>"
             f"</td><td>{escape(result.level)}</td><td>{_pill(result.status)}</td>"
-            f"<td>{escape(', '.join(result.requirements))}</td><td>{escape(note)}</td></tr>"
+            f"<td>{', '.join(map(_requirement_link, result.requirements))}</td>"
+            f"<td>{escape(note)}</td></tr>"
         )
     for reason, ids in skipped.items():
         rows.append(
@@ -496,7 +497,7 @@ def _requirement_list(
     run: ReportRun, requirements: Mapping[str, _Requirement], statuses: Mapping[str, Any]
 ) -> str:
     rows = "".join(
-        f'<tr id="req-{escape(req)}"><td><code>{escape(req)}</code></td>'
+        f'<tr id="req-{escape(req)}"><td>{_requirement_link(req)}</td>'
         f"<td>{escape(requirements[req].level)}</td><td>{_pill(statuses[req][0])}</td>"
         f"<td>{escape(requirements[req].statement)}</td>"
         f"<td><code>{escape(', '.join(statuses[req][1]))}</code></td></tr>"
@@ -506,6 +507,18 @@ def _requirement_list(
         "<details><summary>Every requirement</summary><table><tr><th>id</th><th>level</th>"
         f"<th>status</th><th>statement</th><th>checks</th></tr>{rows}</table></details>"
     )
+
+
+def _requirement_link(requirement: str) -> str:
+    """The id linked to its anchor on the docs site's requirement page."""
+    from harness_testkit.spec import requirement_url
+
+    try:
+        url = requirement_url(requirement)
+    except ValueError:
+        # Not a catalogue-shaped id (a hand-edited report): shown, not linked.
+        return f"<code>{escape(requirement)}</code>"
+    return f'<a href="{escape(url)}"><code>{escape(requirement)}</code></a>'
 
 
 def _page(title: str, body: str) -> str:
@@ -584,7 +597,7 @@ def _compare(runs: Sequence[ReportRun]) -> str:
                 for statuses in per_run
             )
             rows.append(
-                f'<tr><td title="{escape(requirements[req].statement)}"><code>{escape(req)}</code>'
+                f'<tr><td title="{escape(requirements[req].statement)}">{_requirement_link(req)}'
                 f"</td><td>{escape(requirements[req].level)}</td>{cells}</tr>"
             )
     check_ids = list(dict.fromkeys(r.check_id for run in runs for r in run.results))

@@ -12,7 +12,7 @@ from xml.etree import ElementTree
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness_testkit.common import make_console
-from harness_testkit.spec import load_requirements
+from harness_testkit.spec import load_requirements, requirement_url
 
 from ._capabilities import capability_lines
 from ._versions import version_line
@@ -205,6 +205,13 @@ class Report(BaseModel):
                     ElementTree.SubElement(
                         properties, "property", name="requirement", value=requirement
                     )
+                for requirement in result.requirements:
+                    ElementTree.SubElement(
+                        properties,
+                        "property",
+                        name="requirement-url",
+                        value=requirement_url(requirement),
+                    )
                 ElementTree.SubElement(properties, "property", name="level", value=result.level)
                 if result.status in ("fail", "xpass"):
                     failure = ElementTree.SubElement(
@@ -270,7 +277,7 @@ class Report(BaseModel):
         for result in self.results:
             note = result.message.splitlines()[0] if result.message else ""
             lines.append(
-                f"| `{result.check_id}` | {result.level} | {', '.join(result.requirements)} | "
+                f"| `{result.check_id}` | {result.level} | {_markdown_links(result.requirements)} | "
                 f"{result.status} | {note.replace('|', '/')} |"
             )
         failures = [r for r in self.results if r.status in ("fail", "xpass", "error")]
@@ -285,7 +292,8 @@ class Report(BaseModel):
                     except KeyError:
                         statement = ""
                 lines += [
-                    f"{h}## `{result.check_id}` ({requirement or result.status})",
+                    f"{h}## `{result.check_id}` "
+                    f"({_markdown_links((requirement,)) if requirement else result.status})",
                     "",
                     f"> {statement}" if statement else "",
                     "",
@@ -363,7 +371,7 @@ class Report(BaseModel):
                 result.check_id,
                 result.level,
                 f"[{styles[result.status]}]{result.status}[/]",
-                ", ".join(result.requirements),
+                ", ".join(f"[link={requirement_url(r)}]{r}[/link]" for r in result.requirements),
                 escape(note[:120]),
             )
         console.print(table)
@@ -382,6 +390,10 @@ class Report(BaseModel):
                 continue
             label = result.failed_requirement or result.status
             console.print(f"[red]{result.check_id}[/] ({label}): {escape(result.message)}")
+            if result.failed_requirement:
+                # A plain URL too: CI logs drop the terminal's hyperlinks.
+                url = requirement_url(result.failed_requirement)
+                console.print(f"  requirement: {url}", soft_wrap=True, markup=False)
             if verbose and result.traceback:
                 console.print(result.traceback.rstrip(), markup=False, highlight=False)
             if result.replay_command:
@@ -392,6 +404,10 @@ class Report(BaseModel):
                 )
         for warning in self.warnings:
             console.print(f"[yellow]warning:[/] {warning}")
+
+
+def _markdown_links(requirements: Iterable[str]) -> str:
+    return ", ".join(f"[{r}]({requirement_url(r)})" for r in requirements)
 
 
 def _failure_text(result: CheckResult) -> str:

@@ -11,6 +11,7 @@ as its one sentence with exit status 2 (a set-up error), never as a traceback.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -56,8 +57,19 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="harness-testkit")
-def cli() -> None:
+@click.option(
+    "--docs-url",
+    metavar="URL",
+    help="Base URL of the docs site that reports link requirement ids to (env "
+    "HARNESS_TESTKIT_DOCS_URL; default: the site/ folder `mkdocs build` writes in the "
+    "checkout).",
+)
+def cli(docs_url: str | None) -> None:
     """Conformance testkit and reference simulator for harness-v1 adapters."""
+    if docs_url is not None:
+        # The environment is the one place every renderer reads the base URL from
+        # (harness_testkit.spec.docs_base_url), so the option exports it for this run.
+        os.environ["HARNESS_TESTKIT_DOCS_URL"] = docs_url
 
 
 def main() -> None:

@@ -599,7 +599,7 @@ class HarnessAgent:
         """Run a turn to its end (or pause) and return the aggregated result.
 
         Raises:
-            The turn's error when it failed or was aborted.
+            Exception: The turn's error when it failed or was aborted.
         """
         result = await self.stream(
             session=session,

@@ -562,9 +562,9 @@ async def simulate(
         The summary (also written to ``<out_dir>/summary.json``).
 
     Raises:
-        The cancellation (or ``KeyboardInterrupt``) that interrupted the run, after every
-        sandbox was destroyed and ``summary.json`` was written with status
-        ``interrupted``.
+        BaseException: The cancellation (or ``KeyboardInterrupt``) that interrupted the
+            run, after every sandbox was destroyed and ``summary.json`` was written with
+            status ``interrupted``.
     """
     return await run_sessions(loaded, options, observer, provider=provider)
 

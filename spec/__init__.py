@@ -41,6 +41,10 @@ from ._consumer_parts import LanguageModelUsage as LanguageModelUsage
 from ._consumer_parts import OutputTokenDetails as OutputTokenDetails
 from ._consumer_parts import StepResponse as StepResponse
 from ._consumer_parts import parse_consumer_part as parse_consumer_part
+from ._docs_links import DOCS_URL_ENV as DOCS_URL_ENV
+from ._docs_links import docs_base_url as docs_base_url
+from ._docs_links import requirement_page as requirement_page
+from ._docs_links import requirement_url as requirement_url
 from ._errors import HarnessCapabilityUnsupportedError as HarnessCapabilityUnsupportedError
 from ._errors import HarnessError as HarnessError
 from ._errors import HarnessSandboxAuthenticationError as HarnessSandboxAuthenticationError
@@ -172,6 +176,7 @@ __all__ = [
     "BOOTSTRAP_SCHEMA_VERSION",
     "BUILTIN_TOOL_NAMES",
     "CONSUMER_PART_TYPES",
+    "DOCS_URL_ENV",
     "HOST_PROTOCOL_VERSION",
     "HOST_TO_KIT_METHODS",
     "KIT_TO_HOST_METHODS",
@@ -309,6 +314,7 @@ __all__ = [
     "bootstrap_marker_path",
     "builtin_table_problems",
     "common_tool",
+    "docs_base_url",
     "find_non_json",
     "get_harness_error_message",
     "host_protocol_schema",
@@ -322,6 +328,8 @@ __all__ = [
     "parse_lifecycle_state",
     "parse_stream_part",
     "prompt_text",
+    "requirement_page",
+    "requirement_url",
     "requires_approval",
     "safe_load_bounded",
     "sandbox_bootstrap_identity",
