@@ -538,9 +538,14 @@ def verdict(reports: Sequence[Report], gate: Gate | None = None) -> Verdict:
             line += f"; to reach them: {'; '.join(hints) or 'see above'}"
             if not gate.allow_unverified and not gate.require_tier:
                 line += " (or list them in --baseline; --allow-unverified only reports them)"
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for s in required:
+        grouped.setdefault((s.target, _short(s) if s.reasons else s.cause), []).append(
+            s.requirement
+        )
     details = tuple(
-        f"not verified: {s.target} {s.requirement} ({'; '.join(s.reasons) or s.cause})"
-        for s in required
+        f"not verified ({reason}): {target} {', '.join(ids)}"
+        for (target, reason), ids in grouped.items()
     )
     return Verdict(
         ok=ok,

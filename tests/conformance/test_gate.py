@@ -287,7 +287,10 @@ def test_undeclared_capability_skips_fail_unless_declared_or_allowed(tmp_path: P
     last = default.output.splitlines()[-1]
     assert last.startswith("FAIL: 1 unverified (capability 'scripting' not declared)")
     assert "to reach them" in last
-    assert "not verified: tests.conformance.gate_adapters:minimal STOP-014" in default.output
+    assert (
+        "not verified (capability 'scripting' not declared): "
+        "tests.conformance.gate_adapters:minimal STOP-014"
+    ) in default.output
     allowed = _invoke(*args, "--allow-unverified")
     assert allowed.exit_code == 0, allowed.output
     assert allowed.output.splitlines()[-1].startswith("PASS WITH UNVERIFIED MUSTS: ")
