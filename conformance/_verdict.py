@@ -94,10 +94,14 @@ class RequirementStatus:
     blocked_by: tuple[str, ...] = ()
 
 
-def _unsupported_of(report: Report) -> Mapping[str, str]:
+def _effective_of(report: Report) -> Mapping[str, Any]:
     block = report.capabilities or {}
     effective = block.get("effective") if isinstance(block, Mapping) else None
-    table = effective.get("unsupported") if isinstance(effective, Mapping) else None
+    return effective if isinstance(effective, Mapping) else {}
+
+
+def _unsupported_of(report: Report) -> Mapping[str, str]:
+    table = _effective_of(report).get("unsupported")
     return table if isinstance(table, Mapping) else {}
 
 
@@ -120,11 +124,25 @@ def failure_label(result: CheckResult) -> str:
     return f"{result.check_id} [{result.failed_requirement}, {result.failed_level or result.level}]"
 
 
+def _claimed_needs(result: CheckResult, effective: Mapping[str, Any]) -> list[str]:
+    """The capabilities a scripting-skipped check needs that the adapter claims to have."""
+    if result.status != "skip" or result.capability != "scripting":
+        return []
+    from ._adapter._registry import REGISTRY, ordered_checks
+
+    ordered_checks()  # registers the built-in checks
+    check = REGISTRY.get(result.check_id)
+    if check is None:
+        return []
+    return [name for name in check.needs if effective.get(name) not in (None, False)]
+
+
 def _outcome(
     result: CheckResult,
     requirement: str,
     by_id: Mapping[str, CheckResult],
     unsupported: Mapping[str, str],
+    effective: Mapping[str, Any],
 ) -> tuple[str, str, str, str]:
     """``(status, detail, cause, blocking check label)`` of ``requirement`` in ``result``."""
     first_line = result.message.splitlines()[0] if result.message else ""
@@ -159,6 +177,17 @@ def _outcome(
         )
     # A skip: for a capability, or the check found the feature absent.
     name = result.capability or result.check_id
+    claimed = _claimed_needs(result, effective)
+    if claimed:
+        # Declaring `scripting` unsupported cannot excuse what the adapter claims: a
+        # capability it declares is a promise only the scripted tier can verify.
+        return (
+            "unverified",
+            f"capability '{name}' not declared, yet declared {', '.join(claimed)} needs it "
+            "to be verified",
+            "capability",
+            "",
+        )
     if name in unsupported:
         return (
             "unverified",
@@ -184,12 +213,13 @@ def requirement_statuses(reports: Iterable[Report]) -> list[RequirementStatus]:
     for report in reports:
         by_id = {result.check_id: result for result in report.results}
         unsupported = _unsupported_of(report)
+        effective = _effective_of(report)
         for result in report.results:
             named = list(result.requirements)
             if result.failed_requirement and result.failed_requirement not in named:
                 named.append(result.failed_requirement)
             for requirement in named:
-                outcome = _outcome(result, requirement, by_id, unsupported)
+                outcome = _outcome(result, requirement, by_id, unsupported, effective)
                 key = (report.adapter, requirement)
                 entries.setdefault(key, []).append((*outcome, result.check_id))
                 if key not in tiers or _tier_rank(result.tier) < _tier_rank(tiers[key]):

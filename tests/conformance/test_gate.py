@@ -183,7 +183,7 @@ def test_blocked_and_skipped_musts_are_unverified_and_the_line_says_so() -> None
     assert "2 unverified, accepted (" in judged.line
     assert "blocked by g, a declared known failure" in judged.line
     assert "to reach them: declare the capability in the capability file" in judged.line
-    assert judged.details == ("not verified: a:b STOP-014 (capability 'scripting' not declared)",)
+    assert judged.details == ("not verified (capability 'scripting' not declared): a:b STOP-014",)
     statuses = {s.requirement: (s.status, s.cause) for s in judged.musts}
     assert statuses == {
         "STREAM-040": ("xfail", ""),

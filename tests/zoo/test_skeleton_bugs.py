@@ -93,3 +93,35 @@ def test_a_planted_bug_dies_by_its_own_requirement(
     assert failed == {check_id: requirement}
     assert not judged.ok  # type: ignore[attr-defined]
     assert line in judged.line  # type: ignore[attr-defined]
+
+
+def test_an_ignored_denial_cannot_hide_behind_undeclared_scripting(tmp_path: Path) -> None:
+    # The skeleton claims built-in approvals whose submit_tool_approval does nothing;
+    # only the scripted tier can show it, and the skeleton declares scripting
+    # unsupported. A claimed capability is a promise: its MUSTs may not stay unverified.
+    module, project = _skeleton_adapter(
+        tmp_path,
+        {
+            "    supports_builtin_tool_approvals = False": (
+                "    supports_builtin_tool_approvals = True"
+            ),
+        },
+    )
+    capabilities = (project / "capabilities.yaml").read_text(encoding="utf-8")
+    capabilities = capabilities.replace(
+        "builtin_tool_approvals: false\n", "builtin_tool_approvals: true\n", 1
+    ).replace("  builtin_tool_approvals: the echo stand-in runs no built-in tools\n", "")
+    (project / "capabilities.yaml").write_text(capabilities, encoding="utf-8")
+    target = AdapterTarget(
+        factory=module.make_adapter,
+        capabilities=AdapterCapabilities.from_file(project / "capabilities.yaml"),
+        name="acme-runtime (ignored denial)",
+    )
+    report = run_suite(target, RunOptions(profile="smoke"), check_ids=["scripted.permission-modes"])
+    judged = verdict([report])
+    assert not judged.ok
+    assert (
+        "capability 'scripting' not declared, yet declared builtin_tool_approvals needs it"
+        in judged.line
+    )
+    assert any("APPROVAL-00" in detail for detail in judged.details)
