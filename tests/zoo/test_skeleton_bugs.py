@@ -30,7 +30,8 @@ def _skeleton_adapter(tmp_path: Path, plant: dict[str, str]) -> tuple[ModuleType
     source.write_text(text, encoding="utf-8")
     name = f"skeleton_bug_{abs(hash(tuple(plant.items())))}"
     spec = importlib.util.spec_from_file_location(name, source)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
