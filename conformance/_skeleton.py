@@ -30,6 +30,7 @@ _FILES = {
     "pyproject.toml.tmpl": "pyproject.toml",
     "README.md.tmpl": "README.md",
     "capabilities.yaml.tmpl": "capabilities.yaml",
+    "baseline.yaml.tmpl": "conformance-baseline.yaml",
     "init.py.tmpl": "src/{package}/__init__.py",
     "adapter.py.tmpl": "src/{package}/_adapter.py",
     "conftest.py.tmpl": "tests/conftest.py",
@@ -124,7 +125,8 @@ def new_adapter(name: str, directory: Path | None, install: bool) -> None:
     steps = [] if install else [f"{python} -m pip install -e '{target}[test]'"]
     steps += [
         f"{python} -m harness_testkit check {package}:make_adapter --capabilities "
-        f"{target / 'capabilities.yaml'} --html report.html",
+        f"{target / 'capabilities.yaml'} --baseline {target / 'conformance-baseline.yaml'} "
+        "--html report.html",
         f"cd {shlex.quote(str(target))} && {python} -m pytest",
     ]
     click.echo("\nNext:\n" + "\n".join(f"  {step}" for step in steps))

@@ -8,7 +8,8 @@ its test over the checks and marks each (``harness_v1``, the tier, the level).
 Every option has an ini twin (command line first, then ``[tool.pytest.ini_options]``,
 then the default): ``harness_adapter``, ``harness_capabilities``, ``harness_profile``,
 ``harness_sandbox``, ``harness_backend``, ``harness_seed``, ``harness_expectations``,
-``harness_bundle_dir``, ``harness_example_database``, and for the sandbox provider suite
+``harness_bundle_dir``, ``harness_example_database``, ``harness_baseline``,
+``harness_allow_unverified``, and for the sandbox provider suite
 (``SandboxSuite``) ``harness_sandbox_provider``, ``harness_sandbox_capabilities``,
 ``harness_sandbox_race_rounds``.
 
@@ -72,6 +73,11 @@ OPTIONS: dict[str, tuple[str | None, tuple[str, ...] | None, str]] = {
     "backend": ("asyncio", ("asyncio", "trio"), "anyio backend the checks run on."),
     "seed": ("0", None, "Seed for generated scenarios."),
     "expectations": (None, None, "YAML of known bugs (`xfail: {check_id: reason}`), strict."),
+    "baseline": (
+        None,
+        None,
+        "YAML `unverified: [MUST ids]` that may stay unverified (as `check --baseline`).",
+    ),
     "allow_unverified": (
         "false",
         ("true", "false"),
@@ -400,7 +406,14 @@ def _judge_session(config: pytest.Config) -> Any:
         for target, resolution, results in table.values()
     ]
     allow = option_value(config, "allow_unverified") == "true"
-    return verdict(reports, Gate(allow_unverified=allow))
+    baseline = option_value(config, "baseline")
+    if baseline is None:
+        return verdict(reports, Gate(allow_unverified=allow))
+    try:
+        gate = Gate.load_baseline(_relative(config, baseline), allow_unverified=allow)
+    except ValueError as error:
+        raise pytest.UsageError(f"--harness-baseline: {error}") from None
+    return verdict(reports, gate)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
