@@ -59,12 +59,16 @@ _PRECEDENCE: dict[str, int] = {"fail": 0, "xfail": 1, "pass": 2, "unverified": 3
 #: ``blocked``: a failing or erring check blocked the check naming it, or cut it short
 #: (the check failed on another requirement); ``erred``: its check erred;
 #: ``capability``: skipped for a capability the adapter does not declare; ``skipped``:
-#: the check found the feature absent; ``unsupported``: the adapter declares the gap,
+#: the check found the feature absent; ``claimed``: skipped for ``scripting`` although
+#: it verifies a capability the adapter claims; ``unsupported``: the adapter declares the gap,
 #: with a reason; ``declared``: a declared known failure (strict xfail) blocked it.
-Cause = Literal["blocked", "erred", "capability", "skipped", "unsupported", "declared", ""]
+Cause = Literal[
+    "blocked", "erred", "claimed", "capability", "skipped", "unsupported", "declared", ""
+]
 _CAUSE_ORDER: tuple[str, ...] = (
     "blocked",
     "erred",
+    "claimed",
     "capability",
     "skipped",
     "unsupported",
@@ -185,7 +189,7 @@ def _outcome(
             "unverified",
             f"capability '{name}' not declared, yet declared {', '.join(claimed)} needs it "
             "to be verified",
-            "capability",
+            "claimed",
             "",
         )
     if name in unsupported:
@@ -403,6 +407,8 @@ _HOW_TO_REACH = (
 _HINTS: dict[str, str] = {
     "blocked": "fix the failing check named",
     "erred": "fix the check error",
+    "claimed": "implement the scripting extension (only the scripted tier verifies what "
+    "those claimed capabilities promise), or list them in --baseline",
     "capability": "declare the capability in the capability file, or declare it "
     "`unsupported: {name: why}`",
     "skipped": "give the adapter what the skip names, or declare `unsupported: {check-id: why}`",
