@@ -319,7 +319,7 @@ _BADGES = {
 
 
 def _verdict(run: ReportRun) -> str:
-    """The badge: the gate's label (the console's), its whole line as the tooltip."""
+    """The badge: the gate's label, as the console's verdict line starts."""
     if run.verdict_line is not None:
         text = run.verdict_line.split(":", 1)[0]
         if text not in _BADGES:
@@ -328,11 +328,7 @@ def _verdict(run: ReportRun) -> str:
         return '<span class="verdict" style="background:#6e7781">UNKNOWN</span>'
     else:
         text = "PASS" if run.ok else "FAIL"
-    title = f' title="{escape(run.verdict_line)}"' if run.verdict_line else ""
-    return (
-        f'<span class="verdict" data-verdict="{text}"{title} '
-        f'style="background:{_BADGES[text]}">{text}</span>'
-    )
+    return f'<span class="verdict" data-verdict="{text}" style="background:{_BADGES[text]}">{text}</span>'
 
 
 def _legend() -> str:

@@ -148,14 +148,14 @@ class Report(BaseModel):
         """The JSON report (with a summary block).
 
         Args:
-            judged: The gate's verdict on this report (default: :meth:`judged`);
-                ``summary.ok`` and ``summary.verdict`` carry it.
+            judged: The gate's verdict on this report (``check`` passes it);
+                ``summary.ok`` and ``summary.verdict`` carry it. Without it
+                ``summary.ok`` is :attr:`ok` (the sandbox suite's gate).
         """
-        judged = judged or self.judged()
         data = self.model_dump(mode="json")
         data["summary"] = {
-            "ok": judged.ok,
-            "verdict": judged.line,
+            "ok": judged.ok if judged is not None else self.ok,
+            **({"verdict": judged.line} if judged is not None else {}),
             "counts": dict(self.counts()),
             "byTier": {tier: dict(counts) for tier, counts in self.by_tier().items()},
             "errors": [r.check_id for r in self.results if r.status == "error"],
@@ -179,18 +179,21 @@ class Report(BaseModel):
     ) -> None:
         """Append one ``testsuite`` per area to ``root`` (names prefixed by ``prefix``).
 
-        The cases follow the gate (``judged``, default :meth:`judged`): a check that fails
+        The cases follow the gate (``judged``; without it, every failure is a ``failure``,
+        as the sandbox suite's gate has it): a check that fails
         the run is a ``failure`` (a failed MUST, a failing check a MUST depends on, a
         check whose MUST stays unverified without a declaration); a check that broke is
         an ``error``; everything else that did not pass is ``skipped`` with why (a
         failing SHOULD that gates nothing says so).
         """
-        judged = judged or self.judged()
         by_area: dict[str, list[CheckResult]] = {}
         for result in self.results:
             by_area.setdefault(result.areas[0] if result.areas else "OTHER", []).append(result)
         for area, results in sorted(by_area.items()):
-            outcomes = [judged.check_outcome(self, result) for result in results]
+            outcomes = [
+                judged.check_outcome(self, result) if judged else _plain_outcome(result)
+                for result in results
+            ]
             counts = Counter(kind for kind, _ in outcomes)
             suite = ElementTree.SubElement(
                 root,
@@ -239,9 +242,8 @@ class Report(BaseModel):
     def to_markdown(self, *, level: int = 1, judged: Verdict | None = None) -> str:
         """A Markdown report a project can publish (``level``: its top heading level).
 
-        Its verdict line is the gate's (``judged``, default :meth:`judged`).
+        Its verdict line is the gate's (``judged``), else whether a MUST failed.
         """
-        judged = judged or self.judged()
         catalogue = load_requirements()
         counts = self.counts()
         h = "#" * level
@@ -249,7 +251,11 @@ class Report(BaseModel):
             f"{h} harness-v1 conformance: `{self.adapter}` (harness `{self.harness_id}`, "
             f"profile `{self.profile}`)",
             "",
-            f"Verdict: **{judged.line}**",
+            f"Verdict: **{judged.line}**"
+            if judged is not None
+            else f"Checks: **{'no MUST failure' if self.ok else 'a MUST fails or a check erred'}**"
+            + (" (interrupted: partial results)" if self.interrupted else "")
+            + ".",
             "",
             f"- suite {self.suite_version}, specification {self.specification_version}",
             *([f"- versions: {version_line(self.versions)}"] if self.versions else []),
@@ -398,6 +404,18 @@ class Report(BaseModel):
                 )
         for warning in self.warnings:
             console.print(f"[yellow]warning:[/] {warning}")
+
+
+def _plain_outcome(result: CheckResult) -> tuple[str, str]:
+    """How a result shows in JUnit without a gate: every failure fails."""
+    first = result.message.splitlines()[0] if result.message else result.status
+    if result.status in ("fail", "xpass"):
+        return "failure", first
+    if result.status == "error":
+        return "error", first
+    if result.status == "pass":
+        return "pass", ""
+    return "skipped", f"{result.status}: {result.message}"
 
 
 def _failure_text(result: CheckResult) -> str:

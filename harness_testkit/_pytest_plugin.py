@@ -387,8 +387,7 @@ def _judge_session(config: pytest.Config) -> Any:
     if not table:
         return None
     from harness_testkit import __version__
-    from harness_testkit.conformance import Report, RunOptions
-    from harness_testkit.conformance._verdict import Gate, verdict
+    from harness_testkit.conformance import Gate, Report, RunOptions, verdict
 
     profile = option_value(config, "profile") or "smoke"
     reports = [

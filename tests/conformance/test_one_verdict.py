@@ -69,7 +69,7 @@ def test_every_face_of_a_run_shows_the_gate_s_verdict(tmp_path: Path) -> None:
     ]
     assert failed == ["adapter.surface"]
     failure = next(case for case in junit.iter("testcase") if case.find("failure") is not None)
-    assert failure.find("failure").get("type") == "APPROVAL-005"  # type: ignore[union-attr]
+    assert failure.find("failure").get("type") == "APPROVAL-005"  # type: ignore[union-attr]  # the document has one
 
     markdown = (out / "r.md").read_text(encoding="utf-8")
     assert f"**{line}**" in markdown
