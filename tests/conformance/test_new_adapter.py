@@ -161,7 +161,7 @@ def _workflow_check(project: Path) -> list[str]:
         (project / ".github" / "workflows" / "conformance.yml").read_text(encoding="utf-8"),
         source="conformance.yml",
     )
-    runs = [step["run"] for step in workflow["jobs"]["conformance"]["steps"] if "run" in step]
+    runs = [str(step["run"]) for step in workflow["jobs"]["conformance"]["steps"] if "run" in step]
     commands = [run.split() for run in runs if run.startswith("harness-testkit check")]
     assert len(commands) == 1, runs
     assert "--allow-unverified" not in commands[0]
