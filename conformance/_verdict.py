@@ -347,8 +347,9 @@ class Verdict:
     required_unverified: tuple[RequirementStatus, ...] = ()
     interrupted: bool = False
     warnings: tuple[str, ...] = field(default_factory=tuple)
-    #: Failing checks (not MUST failures) that fail the run because a MUST depends on
-    #: them: ``(target, profile, check id)``.
+    #: Failing checks a MUST depends on (it names one, or a check it blocks does), so
+    #: their failure fails the run at any level: ``(target, profile, check id)``. Empty
+    #: under ``--allow-unverified``.
     blocking: frozenset[tuple[str, str, str]] = frozenset()
     #: What was not reached and how to reach it, one line per reason (console, Markdown).
     details: tuple[str, ...] = ()

@@ -56,6 +56,8 @@ CAPABILITIES = AdapterCapabilities(
         "steering": "not offered over the CLI: prompt controls have no submit_user_message",
         "json_response_format": "not offered over the CLI: a JSON response format is refused",
         "scripted.questions": "the adapter's built-in table has no askUserQuestions",
+        "scripted.compaction-once": "the CLI compacts at its own context limit; a "
+        "script's context budget cannot make it compact",
     },
 )
 

@@ -106,3 +106,21 @@ def test_every_face_of_a_run_shows_the_gate_s_verdict(tmp_path: Path) -> None:
     assert "adapter.surface" in failures[0]
     assert "APPROVAL-005" in output
     assert line in output.splitlines(), output
+
+
+@pytest.mark.requirement("DECISION-006")
+def test_allow_unverified_reports_the_blocked_musts_and_passes(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "check", FACTORY, "--profile", "smoke", "--tier", "black-box", "--allow-unverified",
+            "--bundle-dir", str(tmp_path / "bundles"), "--junit-xml", str(tmp_path / "r.xml"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    line = result.output.splitlines()[-1]
+    assert line.startswith("PASS WITH UNVERIFIED MUSTS: 0 hold, ")
+    assert "blocked: adapter.surface [APPROVAL-005, SHOULD] failed" in line
+    junit = ElementTree.fromstring((tmp_path / "r.xml").read_text(encoding="utf-8"))
+    assert junit.get("failures") == "0"
+    assert junit.get("errors") == "0"
