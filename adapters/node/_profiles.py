@@ -79,6 +79,8 @@ PI = OfficialProfile(
             "json_response_format": "not declared for pi; capability.json-response-format "
             "checks that it is refused",
             "scripted.questions": "pi's built-in table has no askUserQuestions",
+            "scripted.compaction-once": "pi reports no compaction under the check's "
+            "scripted context budget (it compacts by its own context window)",
         },
     ),
     # Findings about @ai-sdk/harness-pi 1.0.123 (docs/node-adapters.md has each with its
