@@ -82,6 +82,9 @@ from ._sandbox._run import load_sandbox_capabilities as load_sandbox_capabilitie
 from ._sandbox._run import load_sandbox_target as load_sandbox_target
 from ._sandbox._run import run_sandbox_suite as run_sandbox_suite
 from ._sandbox._run import sandbox_target_from as sandbox_target_from
+from ._verdict import Gate as Gate
+from ._verdict import Verdict as Verdict
+from ._verdict import verdict as verdict
 from ._zoo._good_targets import capabilities_of as capabilities_of
 from ._zoo._good_targets import self_test_targets as self_test_targets
 
@@ -100,6 +103,7 @@ __all__ = [
     "CheckSkipped",
     "ConformanceSuite",
     "Expectations",
+    "Gate",
     "RecordingAdapter",
     "Report",
     "RunOptions",
@@ -111,6 +115,7 @@ __all__ = [
     "SandboxSuite",
     "SandboxTarget",
     "TraceHarness",
+    "Verdict",
     "Violation",
     "capabilities_of",
     "close_sandbox_provider",
@@ -142,6 +147,7 @@ __all__ = [
     "self_test_targets",
     "stream_parts",
     "tool_specs",
+    "verdict",
 ]
 
 

@@ -10,12 +10,13 @@ silently succeed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness_testkit.spec import YamlError, load_yaml
 
@@ -54,6 +55,11 @@ class AdapterCapabilities(BaseModel):
             step usage).
         prompts: Prompts the black-box checks may send.
         turn_timeout: Seconds one turn may take before the suite calls it hung.
+        unsupported: What the adapter does not offer, on purpose, and why: a capability
+            name (``steering``, ``scripting``, ...) or a check id whose feature the
+            adapter lacks (``scripted.questions``: no askUserQuestions built-in) ->
+            the reason. The gate accepts MUSTs left unverified only for what is listed
+            here (or in a baseline); an undeclared gap fails the run.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -69,6 +75,24 @@ class AdapterCapabilities(BaseModel):
     emission_differences: tuple[Literal["reasoning", "usage"], ...] = ()
     prompts: tuple[str, ...] = Field(default=("Reply with a short greeting.",), min_length=1)
     turn_timeout: float = Field(default=30.0, gt=0)
+    unsupported: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unsupported_is_consistent(self) -> AdapterCapabilities:
+        for name, reason in self.unsupported.items():
+            if name not in CAPABILITY_NAMES and not _CHECK_ID.fullmatch(name):
+                raise ValueError(
+                    f"unsupported: {name!r} is neither a capability "
+                    f"({', '.join(sorted(CAPABILITY_NAMES))}) nor a check id (area.name)"
+                )
+            if not reason.strip():
+                raise ValueError(f"unsupported: {name!r} needs a reason (why it is not offered)")
+            if name in CAPABILITY_NAMES and getattr(self, name) not in (False, None):
+                raise ValueError(
+                    f"unsupported: {name!r} is declared {json.dumps(getattr(self, name))} "
+                    "above; a capability is either offered or listed as unsupported"
+                )
+        return self
 
     @classmethod
     def json_schema_document(cls) -> dict[str, Any]:
@@ -135,6 +159,10 @@ CAPABILITY_NAMES: frozenset[str] = frozenset(
     for name, field in AdapterCapabilities.model_fields.items()
     if field.annotation in (bool, "bool")
 ) | {"continuation"}
+
+
+#: The shape of a check id (``area.name``) an ``unsupported`` entry may name.
+_CHECK_ID = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9][a-z0-9.-]*")
 
 
 #: Capabilities the kit can read off an adapter object (the rest must be declared).

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import signal
 import sys
@@ -244,6 +243,13 @@ _SELECTION_OPTIONS: list[Callable[[Any], Any]] = [
     "--baseline, the run is judged against it.",
 )
 @click.option(
+    "--allow-unverified",
+    is_flag=True,
+    help="Report unverified MUSTs without failing the run (by default a MUST left "
+    "unverified fails it unless the capability file declares the gap as `unsupported` "
+    "with a reason, or --baseline lists it).",
+)
+@click.option(
     "--check-timeout",
     type=click.FloatRange(min=1),
     default=900.0,
@@ -298,6 +304,7 @@ def check(
     require_tier: str | None,
     baseline_path: Path | None,
     write_baseline_path: Path | None,
+    allow_unverified: bool,
     check_timeout: float,
     check_ids: tuple[str, ...],
     exclude: tuple[str, ...],
@@ -320,9 +327,10 @@ def check(
     version (npm:@ai-sdk/harness-pi@1.0.123, run through the Node adapter host) or a local
     Node adapter (./my-adapter#createMyHarness).
 
-    Exit 0 only when every MUST that applies was verified and holds; 1 when one fails
-    (or a check errs, or a MUST the gate requires stays unverified); 2 on a usage or
-    setup error; 3 on an internal error of the kit.
+    Exit 0 only when every MUST that applies was verified and holds (or its gap is
+    declared: `unsupported` in the capability file, --baseline); 1 when one fails, a
+    failing check blocks one, a check errs, or one stays unverified undeclared; 2 on a
+    usage or setup error; 3 on an internal error of the kit.
     """
     try:
         selection = Selection(
@@ -345,9 +353,11 @@ def check(
                 Expectations.load(expectations_path) if expectations_path else Expectations()
             )
             gate = (
-                Gate.load_baseline(baseline_path, require_tier=require_tier)
+                Gate.load_baseline(
+                    baseline_path, require_tier=require_tier, allow_unverified=allow_unverified
+                )
                 if baseline_path
-                else Gate(require_tier=require_tier)
+                else Gate(require_tier=require_tier, allow_unverified=allow_unverified)
             )
         except ValueError as error:
             raise _SetupError(str(error)) from None
@@ -415,25 +425,23 @@ def check(
     if write_baseline_path is not None:
         gate = _write_baseline(write_baseline_path, reports, gate, given=baseline_path)
     outcome = verdict(reports, gate)
-    documents = RunDocuments(reports=tuple(reports), verdict=outcome, timings=timings)
+    documents = RunDocuments(reports=tuple(reports), verdict=outcome, timings=timings, gate=gate)
     try:
         documents.write(json_path=json_path, junit_path=junit_xml, markdown_path=report_path)
         if html_path is not None:
-            write_html(html_path, [json.loads(report.to_json()) for report in reports])
+            write_html(html_path, [documents.report_json(report) for report in reports])
     except OSError as error:
         _usage_exit(f"cannot write a report: {error}")
     for warning in outcome.warnings:
         click.echo(f"warning: {warning}")
     if gate.baseline is not None and outcome.required_unverified:
-        source = baseline_path or write_baseline_path
         count = len(outcome.required_unverified)
         click.echo(
             f"{count} required MUST{' is' if count == 1 else 's are'} unverified and not in "
-            f"the baseline {source}:"
+            f"the baseline {baseline_path or write_baseline_path}:"
         )
-        for status in outcome.required_unverified:
-            why = status.reasons[0] if status.reasons else "not verified"
-            click.echo(f"  {status.requirement} ({status.target}): {why}")
+    for detail in outcome.details:
+        click.echo(detail)
     click.echo(outcome.line)
     if code is None:
         code = EXIT_CONFORMANT if outcome.ok else EXIT_NONCONFORMANT

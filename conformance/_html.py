@@ -88,6 +88,8 @@ class ReportRun:
     base_dir: Path = field(default_factory=Path.cwd)
     #: What ran, name -> version (the kit, the adapter, its runtime).
     versions: Mapping[str, str] = field(default_factory=dict)
+    #: The gate's verdict line (``summary.verdict``), when the report carries one.
+    verdict_line: str | None = None
 
     def counts(self) -> Counter[str]:
         """Checks per status."""
@@ -156,6 +158,7 @@ def run_from_json(
         )
     summary = data.get("summary") if isinstance(data.get("summary"), Mapping) else {}
     ok = summary.get("ok") if isinstance(summary, Mapping) else None
+    line = summary.get("verdict") if isinstance(summary, Mapping) else None
     adapter = _text(data.get("adapter"), "adapter")
     profile = _text(data.get("profile"), "?")
     version = _text(data.get("suite_version"), "?")
@@ -181,6 +184,7 @@ def run_from_json(
             warnings=_strings(data.get("warnings")),
             base_dir=base_dir,
             versions=versions,
+            verdict_line=line if isinstance(line, str) else None,
         )
     ]
 
@@ -322,11 +326,26 @@ def _pill(status: str) -> str:
     )
 
 
-def _verdict(ok: bool | None) -> str:
-    if ok is None:
+#: The badge of each verdict label (the gate's line starts with it), and its colour.
+_BADGES = {
+    "PASS": "#1a7f37",
+    "PASS WITH UNVERIFIED MUSTS": "#9a6700",
+    "FAIL": "#cf222e",
+    "INTERRUPTED": "#6e7781",
+}
+
+
+def _verdict(run: ReportRun) -> str:
+    """The badge: the gate's label, as the console's verdict line starts."""
+    if run.verdict_line is not None:
+        text = run.verdict_line.split(":", 1)[0]
+        if text not in _BADGES:
+            text = "PASS" if run.ok else "FAIL"
+    elif run.ok is None:
         return '<span class="verdict" style="background:#6e7781">UNKNOWN</span>'
-    colour, text = ("#1a7f37", "PASS") if ok else ("#cf222e", "FAIL")
-    return f'<span class="verdict" data-verdict="{text}" style="background:{colour}">{text}</span>'
+    else:
+        text = "PASS" if run.ok else "FAIL"
+    return f'<span class="verdict" data-verdict="{text}" style="background:{_BADGES[text]}">{text}</span>'
 
 
 def _legend() -> str:
@@ -539,7 +558,7 @@ def _single(run: ReportRun) -> str:
     )
     warnings = "".join(f"<li>{escape(w)}</li>" for w in run.warnings)
     body = [
-        f"<h1>harness-v1 conformance: <code>{escape(run.adapter)}</code> {_verdict(run.ok)}</h1>",
+        f"<h1>harness-v1 conformance: <code>{escape(run.adapter)}</code> {_verdict(run)}</h1>",
         f'<p class="meta">{meta}</p><p>{_counts_line(run)}</p>',
         "<h2>Capabilities</h2>",
         _capabilities(run.capabilities),
@@ -572,7 +591,7 @@ def _compare(runs: Sequence[ReportRun]) -> str:
     ids = sorted({req for statuses in per_run for req in statuses})
     requirements = _catalogue({*ids, *_failed_ids(runs)}, runs)
     heads = "".join(f"<th>{escape(run.label)}</th>" for run in runs)
-    verdicts = "".join(f"<td>{_verdict(run.ok)}</td>" for run in runs)
+    verdicts = "".join(f"<td>{_verdict(run)}</td>" for run in runs)
     counts = "".join(f"<td>{_counts_line(run)}</td>" for run in runs)
     versions = "".join(f"<td>{escape(version_line(run.versions))}</td>" for run in runs)
     rows = []

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +16,9 @@ from harness_testkit.spec import load_requirements, requirement_url
 
 from ._capabilities import capability_lines
 from ._versions import version_line
+
+if TYPE_CHECKING:
+    from ._verdict import Verdict
 
 __all__ = ["STATUSES", "CheckResult", "Report", "Status"]
 
@@ -138,16 +141,26 @@ class Report(BaseModel):
 
     # -- writers -------------------------------------------------------------------------
 
-    def to_json(self, *, timings: bool = False) -> str:
+    def judged(self) -> Verdict:
+        """This report alone, judged by the default gate (see :func:`verdict`)."""
+        from ._verdict import verdict
+
+        return verdict([self])
+
+    def to_json(self, *, judged: Verdict | None = None, timings: bool = False) -> str:
         """The JSON report (with a summary block).
 
         Args:
+            judged: The gate's verdict on this report (``check`` passes it);
+                ``summary.ok`` and ``summary.verdict`` carry it. Without it
+                ``summary.ok`` is :attr:`ok` (the sandbox suite's gate).
             timings: Keep each check's ``duration_seconds``; without it, two runs at one
                 seed write the same bytes.
         """
         data = self.model_dump(mode="json", exclude=None if timings else _DURATIONS)
         data["summary"] = {
-            "ok": self.ok,
+            "ok": judged.ok if judged is not None else self.ok,
+            **({"verdict": judged.line} if judged is not None else {}),
             "counts": dict(self.counts()),
             "byTier": {tier: dict(counts) for tier, counts in self.by_tier().items()},
             "errors": [r.check_id for r in self.results if r.status == "error"],
@@ -159,31 +172,41 @@ class Report(BaseModel):
         }
         return json.dumps(data, indent=2, sort_keys=True)
 
-    def to_junit_xml(self) -> str:
+    def to_junit_xml(self, *, judged: Verdict | None = None) -> str:
         """JUnit XML: one testsuite per area, requirement ids as properties."""
         root = ElementTree.Element("testsuites", name=f"harness-v1 conformance: {self.adapter}")
-        self.add_junit_suites(root)
+        self.add_junit_suites(root, judged=judged)
         ElementTree.indent(root)
         return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
-    def add_junit_suites(self, root: ElementTree.Element, *, prefix: str = "") -> None:
+    def add_junit_suites(
+        self, root: ElementTree.Element, *, prefix: str = "", judged: Verdict | None = None
+    ) -> None:
         """Append one ``testsuite`` per area to ``root`` (names prefixed by ``prefix``).
 
-        A failed requirement is a ``failure``; a check that broke (``error``) is an
-        ``error``; skipped, blocked and known failures are ``skipped``.
+        The cases follow the gate (``judged``; without it, every failure is a ``failure``,
+        as the sandbox suite's gate has it): a check that fails
+        the run is a ``failure`` (a failed MUST, a failing check a MUST depends on, a
+        check whose MUST stays unverified without a declaration); a check that broke is
+        an ``error``; everything else that did not pass is ``skipped`` with why (a
+        failing SHOULD that gates nothing says so).
         """
         by_area: dict[str, list[CheckResult]] = {}
         for result in self.results:
             by_area.setdefault(result.areas[0] if result.areas else "OTHER", []).append(result)
         for area, results in sorted(by_area.items()):
-            counts = Counter(r.status for r in results)
+            outcomes = [
+                judged.check_outcome(self, result) if judged else _plain_outcome(result)
+                for result in results
+            ]
+            counts = Counter(kind for kind, _ in outcomes)
             suite = ElementTree.SubElement(
                 root,
                 "testsuite",
                 name=f"{prefix}{area}",
                 tests=str(len(results)),
-                failures=str(counts["fail"] + counts["xpass"]),
-                skipped=str(counts["skip"] + counts["blocked"] + counts["xfail"]),
+                failures=str(counts["failure"]),
+                skipped=str(counts["skipped"] + counts["note"]),
                 errors=str(counts["error"]),
             )
             if self.versions:
@@ -192,7 +215,7 @@ class Report(BaseModel):
                     ElementTree.SubElement(
                         suite_properties, "property", name=f"version:{name}", value=value
                     )
-            for result in results:
+            for result, (kind, message) in zip(results, outcomes, strict=True):
                 case = ElementTree.SubElement(
                     suite,
                     "testcase",
@@ -213,29 +236,26 @@ class Report(BaseModel):
                         value=requirement_url(requirement),
                     )
                 ElementTree.SubElement(properties, "property", name="level", value=result.level)
-                if result.status in ("fail", "xpass"):
+                ElementTree.SubElement(properties, "property", name="status", value=result.status)
+                if kind == "failure":
                     failure = ElementTree.SubElement(
                         case,
                         "failure",
-                        message=result.message.splitlines()[0] if result.message else result.status,
+                        message=message,
                         type=result.failed_requirement or result.status,
                     )
                     failure.text = _failure_text(result)
-                elif result.status == "error":
-                    error = ElementTree.SubElement(
-                        case,
-                        "error",
-                        message=result.message.splitlines()[0] if result.message else "error",
-                        type="error",
-                    )
+                elif kind == "error":
+                    error = ElementTree.SubElement(case, "error", message=message, type="error")
                     error.text = _failure_text(result)
-                elif result.status in ("skip", "blocked", "xfail"):
-                    ElementTree.SubElement(
-                        case, "skipped", message=f"{result.status}: {result.message}"
-                    )
+                elif kind in ("skipped", "note"):
+                    ElementTree.SubElement(case, "skipped", message=message)
 
-    def to_markdown(self, *, level: int = 1) -> str:
-        """A Markdown report a project can publish (``level``: its top heading level)."""
+    def to_markdown(self, *, level: int = 1, judged: Verdict | None = None) -> str:
+        """A Markdown report a project can publish (``level``: its top heading level).
+
+        Its verdict line is the gate's (``judged``), else whether a MUST failed.
+        """
         catalogue = load_requirements()
         counts = self.counts()
         h = "#" * level
@@ -243,7 +263,9 @@ class Report(BaseModel):
             f"{h} harness-v1 conformance: `{self.adapter}` (harness `{self.harness_id}`, "
             f"profile `{self.profile}`)",
             "",
-            f"Checks: **{'no MUST failure' if self.ok else 'a MUST fails or a check erred'}**"
+            f"Verdict: **{judged.line}**"
+            if judged is not None
+            else f"Checks: **{'no MUST failure' if self.ok else 'a MUST fails or a check erred'}**"
             + (" (interrupted: partial results)" if self.interrupted else "")
             + ".",
             "",
@@ -408,6 +430,18 @@ class Report(BaseModel):
 
 def _markdown_links(requirements: Iterable[str]) -> str:
     return ", ".join(f"[{r}]({requirement_url(r)})" for r in requirements)
+
+
+def _plain_outcome(result: CheckResult) -> tuple[str, str]:
+    """How a result shows in JUnit without a gate: every failure fails."""
+    first = result.message.splitlines()[0] if result.message else result.status
+    if result.status in ("fail", "xpass"):
+        return "failure", first
+    if result.status == "error":
+        return "error", first
+    if result.status == "pass":
+        return "pass", ""
+    return "skipped", f"{result.status}: {result.message}"
 
 
 def _failure_text(result: CheckResult) -> str:

@@ -61,6 +61,7 @@ __all__ = [
     "RunOptions",
     "Selection",
     "SelectionError",
+    "blocked_result",
     "run_check",
     "run_suite",
     "select_checks",
@@ -680,6 +681,23 @@ def select_checks(selection: Selection) -> list[Check]:
     return [item for item in ordered_checks(chosen) if item.id not in excluded]
 
 
+def blocked_result(check: Check, prerequisite: str, how: str) -> CheckResult:
+    """The result of ``check`` when its ``prerequisite`` check did not pass (``how``:
+    ``failed``, ``erred`` or ``is blocked``)."""
+    level, areas = strongest_level(check.requirements)
+    return CheckResult(
+        check_id=check.id,
+        title=check.title,
+        tier=check.tier,
+        requirements=check.requirements,
+        level=level,
+        areas=areas,
+        status="blocked",
+        message=f"blocked: prerequisite {prerequisite} {how}",
+        blocked_by=prerequisite,
+    )
+
+
 class RunInterrupted(BaseException):
     """SIGINT or SIGTERM stopped a run; ``report`` holds the results so far."""
 
@@ -727,18 +745,7 @@ def run_suite(
         for check in checks:
             blockers = [dep for dep in check.depends_on if dep in broken]
             if blockers:
-                level, areas = strongest_level(check.requirements)
-                result = CheckResult(
-                    check_id=check.id,
-                    title=check.title,
-                    tier=check.tier,
-                    requirements=check.requirements,
-                    level=level,
-                    areas=areas,
-                    status="blocked",
-                    message=f"blocked: prerequisite {blockers[0]} {broken[blockers[0]]}",
-                    blocked_by=blockers[0],
-                )
+                result = blocked_result(check, blockers[0], broken[blockers[0]])
                 broken[check.id] = "is blocked"
             else:
                 if on_start is not None:

@@ -8,6 +8,7 @@ wired in ``tests/``, and a CI job; the templates live in ``skeleton/``.
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from importlib import resources
@@ -29,6 +30,7 @@ _FILES = {
     "pyproject.toml.tmpl": "pyproject.toml",
     "README.md.tmpl": "README.md",
     "capabilities.yaml.tmpl": "capabilities.yaml",
+    "baseline.yaml.tmpl": "conformance-baseline.yaml",
     "init.py.tmpl": "src/{package}/__init__.py",
     "adapter.py.tmpl": "src/{package}/_adapter.py",
     "conftest.py.tmpl": "tests/conftest.py",
@@ -107,7 +109,7 @@ def new_adapter(name: str, directory: Path | None, install: bool) -> None:
         click.echo(f"  {path}")
     package = name.replace("-", "_")
     if install:
-        command = [sys.executable, "-m", "pip", "install", "--quiet", "-e", str(target)]
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "-e", f"{target}[test]"]
         click.echo(f"\n$ {' '.join(command)}")
         try:
             completed = subprocess.run(command, timeout=_INSTALL_TIMEOUT, check=False)
@@ -117,10 +119,14 @@ def new_adapter(name: str, directory: Path | None, install: bool) -> None:
             ) from None
         if completed.returncode != 0:
             raise click.ClickException(f"pip install -e {target} failed (see above)")
-    steps = [] if install else [f"pip install -e '{target}[test]'"]
+    # The project's tests run on the Python it is installed into: its own pytest, through
+    # that interpreter (a bare `pytest` may be another environment's, without the package).
+    python = shlex.quote(sys.executable)
+    steps = [] if install else [f"{python} -m pip install -e '{target}[test]'"]
     steps += [
-        f"harness-testkit check {package}:make_adapter --capabilities "
-        f"{target / 'capabilities.yaml'} --html report.html",
-        f"cd {target} && pytest",
+        f"{python} -m harness_testkit check {package}:make_adapter --capabilities "
+        f"{target / 'capabilities.yaml'} --baseline {target / 'conformance-baseline.yaml'} "
+        "--html report.html",
+        f"cd {shlex.quote(str(target))} && {python} -m pytest",
     ]
     click.echo("\nNext:\n" + "\n".join(f"  {step}" for step in steps))

@@ -29,9 +29,16 @@ from ._capabilities import AdapterCapabilities, CapabilityResolution, resolve_ca
 from ._checks import Check
 from ._context import AdapterTarget
 from ._report import CheckResult, strongest_level
-from ._runner import RunOptions, run_check
+from ._runner import RunOptions, blocked_result, run_check
+from ._verdict import failure_label, must_depends_on
 
-__all__ = ["ConformanceSuite", "check_markers", "parametrize_checks", "pytest_target"]
+__all__ = [
+    "ConformanceSuite",
+    "check_markers",
+    "collected_checks",
+    "parametrize_checks",
+    "pytest_target",
+]
 
 _C = TypeVar("_C", bound=Check)
 
@@ -154,18 +161,82 @@ class ConformanceSuite:
         harness_check: Check,
         harness_target: tuple[AdapterTarget, CapabilityResolution],
         harness_run_options: RunOptions,
+        harness_run_state: Any,
         record_property: Any,
     ) -> None:
-        """One conformance check (parametrized over every registered check)."""
+        """One conformance check (parametrized over every registered check).
+
+        The test ends as the gate judges the check (the CLI's ``verdict``): a check
+        whose prerequisite did not pass is skipped as blocked, naming the failing check
+        (which fails the run); a failing SHOULD or MAY that no MUST depends on is an
+        xfail (reported, not gating). The plugin judges the whole run at the end.
+        """
         target, resolution = harness_target
         for requirement in harness_check.requirements:
             record_property("requirement", requirement)
-        result = run_check(harness_check, target, harness_run_options)
+        done: list[CheckResult] = harness_run_state.check_results(target, resolution)
+        by_id = {item.check_id: item for item in done}
+        blockers = [
+            dep
+            for dep in harness_check.depends_on
+            if dep in by_id and by_id[dep].status in ("fail", "xfail", "error", "blocked")
+        ]
+        if blockers:
+            how = {"error": "erred", "blocked": "is blocked"}.get(
+                by_id[blockers[0]].status, "failed"
+            )
+            result = blocked_result(harness_check, blockers[0], how)
+        else:
+            result = run_check(harness_check, target, harness_run_options)
+        done.append(result)
         record_property("status", result.status)
-        if result.status == "skip":
-            pytest.skip(_assumption_note(result.message, resolution))
-        if result.status == "xfail":
-            pytest.xfail(result.message)
-        if result.status not in ("pass", "skip", "xfail"):
-            tbstyle = str(request.config.getoption("tbstyle", "auto"))
-            pytest.fail(_failure_text(result, tbstyle), pytrace=False)
+        _judge(request, result, by_id)
+
+
+def collected_checks(request: pytest.FixtureRequest) -> list[Check]:
+    """The checks this run collected for the requesting suite class (its selection)."""
+    found: dict[str, Check] = {}
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or getattr(item, "cls", None) is not request.cls:
+            continue
+        value = callspec.params.get("harness_check")
+        if isinstance(value, Check):
+            found[value.id] = value
+    return list(found.values())
+
+
+def _judge(
+    request: pytest.FixtureRequest, result: CheckResult, earlier: dict[str, CheckResult]
+) -> None:
+    """End the test the way the gate judges ``result``."""
+    if result.status == "pass":
+        return
+    if result.status == "skip":
+        resolution = request.getfixturevalue("harness_target")[1]
+        pytest.skip(_assumption_note(result.message, resolution))
+    if result.status == "xfail":
+        pytest.xfail(result.message)
+    if result.status == "blocked":
+        root = earlier.get(result.blocked_by or "")
+        while root is not None and root.status == "blocked":
+            root = earlier.get(root.blocked_by or "")
+        named = failure_label(root) if root is not None and root.status != "xfail" else None
+        pytest.skip(
+            f"blocked: {named} failed (that test fails the run)" if named else result.message
+        )
+    tbstyle = str(request.config.getoption("tbstyle", "auto"))
+    if result.status == "xpass" and result.level != "MUST":
+        pytest.xfail(f"{result.message} (a {result.level} check: reported, not gating)")
+    allow_unverified = request.getfixturevalue("harness_run_state").option("allow_unverified")
+    gates = (result.failed_level or result.level) == "MUST" or (
+        allow_unverified != "true"
+        and (result.level == "MUST" or must_depends_on(result.check_id, collected_checks(request)))
+    )
+    if result.status == "fail" and not gates:
+        pytest.xfail(
+            f"{result.failed_level or result.level} {result.failed_requirement} does not hold "
+            f"(reported; no MUST depends on it, so it does not fail the run): "
+            + _failure_text(result, "line")
+        )
+    pytest.fail(_failure_text(result, tbstyle), pytrace=False)

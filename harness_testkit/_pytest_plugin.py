@@ -8,7 +8,8 @@ its test over the checks and marks each (``harness_v1``, the tier, the level).
 Every option has an ini twin (command line first, then ``[tool.pytest.ini_options]``,
 then the default): ``harness_adapter``, ``harness_capabilities``, ``harness_profile``,
 ``harness_sandbox``, ``harness_backend``, ``harness_seed``, ``harness_expectations``,
-``harness_bundle_dir``, ``harness_example_database``, and for the sandbox provider suite
+``harness_bundle_dir``, ``harness_example_database``, ``harness_baseline``,
+``harness_allow_unverified``, and for the sandbox provider suite
 (``SandboxSuite``) ``harness_sandbox_provider``, ``harness_sandbox_capabilities``,
 ``harness_sandbox_race_rounds``.
 
@@ -29,8 +30,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OPTIONS",
+    "RESULTS",
     "SANDBOX_TARGETS",
     "TARGETS",
+    "VERDICT",
     "HarnessRunState",
     "harness_adapter",
     "harness_capabilities",
@@ -70,6 +73,17 @@ OPTIONS: dict[str, tuple[str | None, tuple[str, ...] | None, str]] = {
     "backend": ("asyncio", ("asyncio", "trio"), "anyio backend the checks run on."),
     "seed": ("0", None, "Seed for generated scenarios."),
     "expectations": (None, None, "YAML of known bugs (`xfail: {check_id: reason}`), strict."),
+    "baseline": (
+        None,
+        None,
+        "YAML `unverified: [MUST ids]` that may stay unverified (as `check --baseline`).",
+    ),
+    "allow_unverified": (
+        "false",
+        ("true", "false"),
+        "Report MUSTs left unverified without failing the run (as `check "
+        "--allow-unverified`); by default an undeclared gap fails it.",
+    ),
     "bundle_dir": ("harness-testkit-out/bundles", None, "Where failing checks write bundles."),
     "example_database": (
         "harness-testkit-out/hypothesis",
@@ -108,6 +122,13 @@ MARKERS = (
 
 #: Adapters the run checked: id(factory) -> (AdapterTarget, CapabilityResolution).
 TARGETS = pytest.StashKey[dict[int, tuple[Any, Any]]]()
+
+#: Results of the conformance checks run so far: target name -> (AdapterTarget,
+#: CapabilityResolution, [CheckResult]); the session's verdict is judged from them.
+RESULTS = pytest.StashKey[dict[str, tuple[Any, Any, list[Any]]]]()
+
+#: The run's verdict (``harness_testkit.conformance`` ``Verdict``), once judged.
+VERDICT = pytest.StashKey[Any]()
 
 #: Node adapter factories the run made: "spec|settings path" -> factory (one host each).
 NODE_FACTORIES = pytest.StashKey[dict[str, Any]]()
@@ -207,6 +228,14 @@ class HarnessRunState:
         providers it owns when the session finishes.
         """
         return self._config.stash.setdefault(SANDBOX_TARGETS, {})
+
+    def check_results(self, target: Any, resolution: Any) -> list[Any]:
+        """The results of the checks run so far against ``target`` (append to it).
+
+        The plugin judges the run from them when the session ends, as ``check`` does.
+        """
+        table = self._config.stash.setdefault(RESULTS, {})
+        return table.setdefault(target.name, (target, resolution, []))[2]
 
     def option(self, name: str) -> str | None:
         """The value of option ``harness_<name>``: command line, else ini, else the default.
@@ -352,8 +381,43 @@ def harness_run_options(request: pytest.FixtureRequest) -> RunOptions:
     )
 
 
+def _judge_session(config: pytest.Config) -> Any:
+    """The gate's verdict over every conformance check the session ran (``None``: none)."""
+    table = config.stash.get(RESULTS, {})
+    if not table:
+        return None
+    from harness_testkit import __version__
+    from harness_testkit.conformance import Gate, Report, RunOptions, verdict
+
+    profile = option_value(config, "profile") or "smoke"
+    reports = [
+        Report(
+            suite_version=__version__,
+            adapter=target.name,
+            harness_id="?",
+            profile=profile,
+            max_examples=RunOptions(profile=profile).profile_settings.max_examples,
+            seed=int(option_value(config, "seed") or "0"),
+            sandbox=option_value(config, "sandbox") or "local",
+            results=tuple(results),
+            capabilities=resolution.to_json(),
+        )
+        for target, resolution, results in table.values()
+    ]
+    allow = option_value(config, "allow_unverified") == "true"
+    baseline = option_value(config, "baseline")
+    if baseline is None:
+        return verdict(reports, Gate(allow_unverified=allow))
+    try:
+        gate = Gate.load_baseline(_relative(config, baseline), allow_unverified=allow)
+    except ValueError as error:
+        raise pytest.UsageError(f"--harness-baseline: {error}") from None
+    return verdict(reports, gate)
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Print the effective capabilities of every adapter and sandbox provider checked."""
+    """Print the effective capabilities of every adapter and sandbox provider checked,
+    then the gate's verdict over the run (the line ``harness-testkit check`` ends with)."""
     for target, resolution in config.stash.get(TARGETS, {}).values():
         terminalreporter.section(f"harness-testkit: {target.name}")
         for line in resolution.describe():
@@ -372,10 +436,22 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             f"provider {sandbox.provider.provider_id!r} claims: "
             f"{', '.join(claimed) or 'nothing'}; not: {', '.join(unclaimed) or '-'}"
         )
+    judged = config.stash.get(VERDICT, None)
+    if judged is not None:
+        terminalreporter.section("harness-testkit verdict")
+        for line in judged.details:
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(judged.line, red=not judged.ok, green=judged.ok, bold=True)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Close the sandbox providers the suite built from factories, and the Node hosts."""
+    """Judge the run (a verdict that is not a pass makes the exit status 1, as `check`
+    exits), then close the sandbox providers the suite built and the Node hosts."""
+    judged = _judge_session(session.config)
+    if judged is not None:
+        session.config.stash[VERDICT] = judged
+        if not judged.ok and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if session.config.stash.get(NODE_FACTORIES, {}):
         import sys
 

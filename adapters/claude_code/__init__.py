@@ -50,6 +50,15 @@ CAPABILITIES = AdapterCapabilities(
     continuation="lossy",
     scripting=True,
     turn_timeout=60.0,
+    # What the gate may leave unverified, and why (each is refused, not faked).
+    unsupported={
+        "manual_compaction": "not offered over the CLI: do_compact refuses it",
+        "steering": "not offered over the CLI: prompt controls have no submit_user_message",
+        "json_response_format": "not offered over the CLI: a JSON response format is refused",
+        "scripted.questions": "the adapter's built-in table has no askUserQuestions",
+        "scripted.compaction-once": "the CLI compacts at its own context limit; a "
+        "script's context budget cannot make it compact",
+    },
 )
 
 #: Checks the real runtime fails by nature, with the reason (strict xfail).

@@ -567,6 +567,42 @@ async def abort_turn(ctx: CheckContext) -> None:
         raise CheckFailed(
             "ADAPTER-042", f"an aborted turn ended with '{parts[-1].type}'", expected="abort"
         )
+    await _abort_mid_turn(ctx, adapter, agent)
+
+
+async def _abort_mid_turn(ctx: CheckContext, adapter: Any, agent: HarnessAgent) -> None:
+    """Abort a running turn at its first text delta: the runtime must stop producing.
+
+    An adapter that ignores the abort lets its runtime answer on, emitting more text and
+    its ``finish`` after the abort was set. One that finished before the abort reached
+    it (all its parts were emitted already) is not charged.
+    """
+    session = await ctx.create_session(agent)
+    abort = anyio.Event()
+    result = await agent.stream(session=session, prompt=ctx.prompts[0], abort=abort)
+    recorded = adapter.sessions[-1]
+    emitted_before: int | None = None
+    with anyio.move_on_after(ctx.capabilities.turn_timeout) as scope:
+        async for part in result.full_stream:
+            if part.type == "text-delta" and emitted_before is None:
+                emitted_before = sum(len(item.parts) for item in recorded.slices)
+                abort.set()
+    if scope.cancelled_caught:
+        raise CheckFailed(
+            "ADAPTER-042", "a turn aborted mid-answer did not settle within the turn timeout"
+        )
+    if emitted_before is None:
+        return  # no text to abort at: the first phase already covered this adapter
+    after = [part for item in recorded.slices for part in item.parts][emitted_before:]
+    kinds = [str(getattr(part, "type", "")) for part in after]
+    if "finish" in kinds and "text-delta" in kinds:
+        raise CheckFailed(
+            "ADAPTER-042",
+            "the turn was aborted at its first text delta, yet the runtime went on answering "
+            "and finished normally: the abort never reached the runtime",
+            expected="the runtime stops; the turn ends with an abort part",
+            observed=kinds,
+        )
 
 
 # -- capability honesty ----------------------------------------------------------------

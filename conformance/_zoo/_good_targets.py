@@ -27,6 +27,24 @@ KNOWN_DEVIATIONS: dict[str, Expectations] = {
 }
 
 
+def _unsupported(profile: HarnessProfile) -> dict[str, str]:
+    """What the profile leaves out on purpose, with why (the gate accepts only these)."""
+    runtime = f"the {profile.name} profile imitates a runtime"
+    gaps = {
+        "builtin_tool_approvals": not profile.supports_builtin_tool_approvals,
+        "builtin_tool_filtering": not profile.supports_builtin_tool_filtering,
+        "manual_compaction": profile.manual_compaction == "none",
+        "steering": not profile.supports_user_messages,
+        "json_response_format": profile.json_response_format == "none",
+    }
+    reasons = {name: f"{runtime} without it" for name, missing in gaps.items() if missing}
+    if "askUserQuestions" not in profile.builtin_tools:
+        reasons["scripted.questions"] = f"{runtime} with no askUserQuestions built-in"
+    if not profile.emits_compaction:
+        reasons["scripted.compaction-once"] = f"{runtime} that compacts silently or never"
+    return reasons
+
+
 def capabilities_of(profile: HarnessProfile) -> AdapterCapabilities:
     """The capability declaration that matches a fake-harness profile exactly."""
     return AdapterCapabilities(
@@ -40,6 +58,7 @@ def capabilities_of(profile: HarnessProfile) -> AdapterCapabilities:
         scripting=True,
         prompts=("Say hello to the conformance suite.", "Tell me a second thing."),
         turn_timeout=30.0,
+        unsupported=_unsupported(profile),
     )
 
 

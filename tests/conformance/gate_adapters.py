@@ -133,3 +133,8 @@ def deep_part() -> MutantAdapter:
 
 
 deep_part.capabilities = minimal.capabilities  # type: ignore[attr-defined]  # capabilities ride on the factory
+
+
+#: Built-ins without ``tool_use_kind`` (a SHOULD that ``adapter.surface`` checks, and
+#: every black-box MUST check depends on it): the issue-38 planted bug.
+no_tool_kind = _mutant_factory("builtins-without-tool-kind")

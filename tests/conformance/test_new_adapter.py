@@ -62,24 +62,32 @@ def test_the_skeleton_installs_and_passes_check_and_pytest(tmp_path: Path) -> No
     # Installed: importable from elsewhere although the package lives under src/.
     where = _run(python, "-c", "import acme_runtime; print(acme_runtime.__file__)", cwd=tmp_path)
     assert str(project / "src") in where.stdout, where.stderr
+    # The printed next steps run as printed: the kit and pytest through the Python the
+    # project was installed into (not whatever `pytest` is first on PATH).
+    steps = created.stdout.split("\nNext:\n", 1)[1].strip().splitlines()
+    assert steps[0].strip().startswith(f"{python} -m harness_testkit check acme_runtime:"), steps
+    assert steps[-1].strip() == f"cd {project.name} && {python} -m pytest", steps
     checked = _run(
         python, "-m", "harness_testkit", "check", "acme_runtime:make_adapter",
-        "--capabilities", "acme-runtime/capabilities.yaml", "--profile", "smoke",
+        "--capabilities", "acme-runtime/capabilities.yaml",
+        "--baseline", "acme-runtime/conformance-baseline.yaml", "--profile", "smoke",
         "--html", "report.html",
         cwd=tmp_path,
     )  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
     # A black-box adapter: every MUST it can show holds; the scripted tier's MUSTs are
-    # unverified, and the verdict line says so instead of a plain PASS.
+    # unverified as its capability file declares, and the verdict line says so.
     verdict = checked.stdout.strip().splitlines()[-1]
     assert verdict.startswith("PASS WITH UNVERIFIED MUSTS: "), verdict
-    assert "capability 'scripting' not declared" in verdict
-    assert 'data-verdict="PASS"' in (tmp_path / "report.html").read_text()
+    assert "declared unsupported: scripting" in verdict
+    html = (tmp_path / "report.html").read_text()
+    assert 'data-verdict="PASS WITH UNVERIFIED MUSTS"' in html
     tested = _run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     output = tested.stdout + tested.stderr
     assert tested.returncode == 0, output
     assert " passed" in output
     assert "failed" not in output
+    assert verdict in output.splitlines(), output  # the plugin's verdict is the CLI's
     assert (
         "capabilities (declaration: harness_capabilities (--harness-capabilities FILE))" in output
     )
@@ -92,6 +100,7 @@ def test_the_skeleton_files(tmp_path: Path) -> None:
         "pyproject.toml",
         "README.md",
         "capabilities.yaml",
+        "conformance-baseline.yaml",
         "capabilities.schema.json",
         "src/acme_runtime/__init__.py",
         "src/acme_runtime/_adapter.py",
@@ -142,3 +151,44 @@ def test_the_skeleton_is_lint_clean_and_formatted(tmp_path: Path) -> None:
             timeout=120,
         )
         assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def _workflow_check(project: Path) -> list[str]:
+    """The generated workflow's `harness-testkit check` step, as arguments."""
+    from harness_testkit.spec import load_yaml
+
+    workflow = load_yaml(
+        (project / ".github" / "workflows" / "conformance.yml").read_text(encoding="utf-8"),
+        source="conformance.yml",
+    )
+    runs = [str(step["run"]) for step in workflow["jobs"]["conformance"]["steps"] if "run" in step]
+    commands = [run.split() for run in runs if run.startswith("harness-testkit check")]
+    assert len(commands) == 1, runs
+    assert "--allow-unverified" not in commands[0]
+    return commands[0][1:]
+
+
+@pytest.mark.requirement("DECISION-006")
+def test_the_generated_workflow_gates_like_the_cli_and_fails_a_broken_skeleton(
+    tmp_path: Path,
+) -> None:
+    from harness_testkit.conformance._zoo._skeleton_bugs import SKELETON_BUGS, planted_target
+
+    broken = next(bug for bug in SKELETON_BUGS if bug.name == "skeleton-dropped-text-end")
+    for bug, expected in ((None, 0), (broken, 1)):
+        project = tmp_path / (bug.name if bug else "clean")
+        planted_target(bug, project)
+        args = _workflow_check(project)
+        # The job's own command, on the project (the adapter imported from its src/).
+        completed = subprocess.run(
+            [sys.executable, "-m", "harness_testkit", *args, "--profile", "smoke"],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(project / "src")},
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        output = completed.stdout + completed.stderr
+        assert completed.returncode == expected, output
+        if bug is not None:
+            assert "stream.grammar [STREAM-038, SHOULD]" in output.splitlines()[-1]
