@@ -34,7 +34,7 @@ from harness_testkit.spec import (
     ToolContextValidationError,
 )
 
-from ._detached import detached_scope, spawn_detached
+from ._detached import spawn_detached
 from ._effects import (
     Emit,
     Execute,
@@ -49,6 +49,7 @@ from ._effects import (
     json_or_raw,
     jsonable,
 )
+from ._fast import detached_scope
 from ._handoff import Flag, HandoffSink
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._tool import ToolExecutionOptions

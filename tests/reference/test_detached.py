@@ -9,7 +9,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from harness_testkit.reference._detached import _DETACHED, new_event, spawn_detached
+from harness_testkit.reference._detached import _DETACHED, spawn_detached
+from harness_testkit.reference._fast import new_event
 from harness_testkit.reference._handoff import Flag
 
 _SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
