@@ -8,8 +8,6 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from ._fast import running_asyncio_loop
-
 __all__ = ["spawn_detached"]
 
 _DETACHED: set[Any] = set()
@@ -23,8 +21,9 @@ def spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
     started it: a slice runs whether or not anyone reads its result, and ``done()`` of an
     adapter that ignores cancellation keeps running there while the turn ends on time.
     """
-    loop = running_asyncio_loop()
-    if loop is None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
         # Not inside asyncio: trio (the other backend anyio runs on). As asyncio's tasks,
         # the task sees the caller's context variables.
         trio = sys.modules.get("trio")

@@ -1,19 +1,14 @@
 """The fast paths of the reference agent: what each buys, and the one place they live.
 
 The agent turns every harness part an adapter emits into consumer parts, so what it does
-per part is paid thousands of times a turn. Three fast paths make that cheap; each must give
-exactly what the plain path gives (``tests/reference/test_fast.py`` and
-``tests/reference/test_detached.py`` hold them to it):
+per part is paid thousands of times a turn. Two fast paths make that cheap; each must give
+exactly what the plain path gives (``tests/reference/test_fast.py`` holds them to it):
 
 - **Trusted construction** (:func:`construct_trusted`, :class:`Trusted`,
   :func:`frozen_dataclass`): the consumer parts, usages, settings and step records the
   agent builds from values that were validated already are made without validating them
   again, by writing pydantic's private slots (or a frozen dataclass's ``__dict__``)
   directly. Plain path: the model's constructor, ``Model(**given)``.
-- **The running backend** (:data:`running_asyncio_loop`, :func:`new_event`,
-  :func:`detached_scope`): the event loop's own accessor, and anyio's classes for the
-  running backend kept once made, instead of anyio's per-call backend lookup. Plain path:
-  ``asyncio.get_running_loop()`` in a ``try``, ``anyio.Event()``, ``anyio.CancelScope()``.
 - **Wire readers** (``wire_*``): for the plain shapes of the parts most turns are made of
   (deltas, block boundaries, tool calls and results, ``finish-step`` and ``finish``: no
   metadata, no ``raw`` usage, JSON-safe values), the values the translation needs are
@@ -32,13 +27,9 @@ pydantic's private slots.
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast, get_args
 
-import anyio
 from pydantic import BaseModel
 
 from harness_testkit.spec import (
@@ -64,17 +55,13 @@ __all__ = [
     "DELTAS",
     "PLAIN_PATHS",
     "CallFields",
-    "DetachedScope",
     "Trusted",
     "WireFinish",
     "WireToolCall",
     "WireToolResult",
     "construct_trusted",
     "consumer_usage",
-    "detached_scope",
     "frozen_dataclass",
-    "new_event",
-    "running_asyncio_loop",
     "trusted_usage",
     "usage_of_totals",
     "wire_boundary",
@@ -167,76 +154,6 @@ def frozen_dataclass(cls: type[D], /, **fields: Any) -> D:
     instance: D = _new(cls)
     instance.__dict__.update(fields)
     return instance
-
-
-# -- the running backend ---------------------------------------------------------------------
-
-#: The running asyncio loop, ``None`` outside asyncio: asyncio's C accessor, which raises
-#: nothing when the backend is trio. Plain path: ``asyncio.get_running_loop()`` in a
-#: ``try``.
-running_asyncio_loop: Callable[[], asyncio.AbstractEventLoop | None] = asyncio._get_running_loop
-
-
-class DetachedScope(Protocol):
-    """What the ``done()`` watcher uses of a cancel scope."""
-
-    def cancel(self) -> None: ...
-
-    def __enter__(self) -> object: ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool | None: ...
-
-
-#: anyio's cancel scope class for asyncio, once one was made (``anyio.CancelScope()``
-#: looks its backend up on every call).
-_asyncio_scope: Callable[[], DetachedScope] | None = None
-
-
-def detached_scope() -> DetachedScope:
-    """A cancel scope for the running backend: anyio's under asyncio (where it is anyio's
-    own implementation), trio's under trio (anyio's is a thin wrapper around trio's).
-    Plain path: ``anyio.CancelScope()``. Call it inside the event loop."""
-    global _asyncio_scope
-    if running_asyncio_loop() is None:
-        trio = sys.modules.get("trio")
-        if trio is not None:
-            scope: DetachedScope = trio.CancelScope()
-            return scope
-        return anyio.CancelScope()  # raises: no event loop
-    if _asyncio_scope is None:
-        made = anyio.CancelScope()
-        _asyncio_scope = type(made)
-        return made
-    return _asyncio_scope()
-
-
-#: anyio's event classes, once one was made on each backend (``anyio.Event()`` looks its
-#: backend up on every call; under trio it also builds the wrapped ``trio.Event`` twice).
-_asyncio_event: Callable[[], anyio.Event] | None = None
-_trio_event: Callable[[], anyio.Event] | None = None
-
-
-def new_event() -> anyio.Event:
-    """``anyio.Event()`` for the running backend, made from anyio's class for that
-    backend directly once one was made (the same kind of object anyio makes). Plain
-    path: ``anyio.Event()``. Call it inside the event loop."""
-    global _asyncio_event, _trio_event
-    if running_asyncio_loop() is None:
-        if _trio_event is None:
-            made = anyio.Event()  # raises outside any event loop
-            _trio_event = type(made)
-            return made
-        return _trio_event()
-    if _asyncio_event is None:
-        made = anyio.Event()
-        _asyncio_event = type(made)
-        return made
-    return _asyncio_event()
 
 
 # -- usages ---------------------------------------------------------------------------------
@@ -652,13 +569,6 @@ def _plain_frozen_dataclass(cls: type[D], /, **fields: Any) -> D:
     return cls(**fields)
 
 
-def _plain_running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 def _declined(*args: Any) -> None:
     """A wire reader that takes nothing: every dict goes through the parser."""
 
@@ -671,11 +581,6 @@ PLAIN_PATHS: dict[str, dict[str, Callable[..., Any]]] = {
     "trusted construction": {
         "construct_trusted": _plain_construct,
         "frozen_dataclass": _plain_frozen_dataclass,
-    },
-    "running backend": {
-        "running_asyncio_loop": _plain_running_asyncio_loop,
-        "new_event": anyio.Event,
-        "detached_scope": anyio.CancelScope,
     },
     "wire readers": dict.fromkeys(
         (

@@ -20,8 +20,6 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 
-from ._fast import running_asyncio_loop
-
 __all__ = ["Flag", "Handoff", "HandoffSink", "Signal"]
 
 T = TypeVar("T")
@@ -84,8 +82,9 @@ class Signal:
         elif len(waiters) >= _PRUNE_AT and not len(waiters) & (len(waiters) - 1):
             # At 8, 16, 32... waiters: amortized constant time with many live ones.
             waiters[:] = [waiter for waiter in waiters if not _is_done(waiter)]
-        loop = running_asyncio_loop()
-        if loop is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
             self._trio = True
             return _trio_wait(waiters)
         future: asyncio.Future[None] = loop.create_future()

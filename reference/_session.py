@@ -28,7 +28,7 @@ from harness_testkit.spec import (
     parse_lifecycle_state,
 )
 
-from ._fast import frozen_dataclass, new_event
+from ._fast import frozen_dataclass
 from ._handoff import Flag
 from ._part_queue import PartQueue
 from ._slice_runner import SliceRunner
@@ -207,7 +207,7 @@ class AgentSession:
         """Start a turn with a new prompt; returns once the adapter's control is ready."""
         self._core.start(frozen)
         queue = self._link.queue = PartQueue()
-        abort_event = abort or new_event()
+        abort_event = abort or anyio.Event()
         options = _turn_options(PromptTurnOptions, frozen, queue, abort_event, prompt=prompt)
         try:
             control = await self._harness_session.do_prompt_turn(options)
@@ -241,7 +241,7 @@ class AgentSession:
             queue = link.queue = PartQueue()
         if buffered:
             queue.push_front(buffered)
-        abort_event = abort or new_event()
+        abort_event = abort or anyio.Event()
         options = _turn_options(ContinueTurnOptions, frozen, queue, abort_event)
         try:
             control = await self._harness_session.do_continue_turn(options)

@@ -49,7 +49,6 @@ from ._effects import (
     json_or_raw,
     jsonable,
 )
-from ._fast import detached_scope
 from ._handoff import Flag, HandoffSink
 from ._part_queue import DONE, DoneFailed, PartQueue, QueueItem, _Done
 from ._tool import ToolExecutionOptions
@@ -142,7 +141,7 @@ class SliceRunner:
         self.task_group: anyio.abc.TaskGroup | None = None
         self.task_groups: contextlib.AsyncExitStack | None = None
         # done(): entered once, in a detached task (see run)
-        self.done_scope = detached_scope()
+        self.done_scope = anyio.CancelScope()
         self.done_started = False
         self.done_entered = False
         # A slice read lazily (read_lazily): the reader's start and the run to make in
