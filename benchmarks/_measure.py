@@ -10,8 +10,10 @@ from __future__ import annotations
 import gc
 import importlib
 import inspect
+import json
 import os
 import platform
+import select
 import statistics
 import subprocess
 import sys
@@ -19,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "REPOSITORY",
@@ -195,11 +197,11 @@ def warm_until_steady(
     ``tolerance`` below the median of the ``window`` before them. At most ``max_runs``
     runs and about ``max_seconds``.
 
-    A JIT warms over many runs, not one, and in steps: the official agent on Node took
-    95 ms per tool-heavy turn in its first run, paused near 19 ms for a few runs, and
-    settled at 12 to 14 ms from about its twentieth, while every Python run took 7 to
-    8 ms. A comparison after a single warm-up round measures the JIT's warm-up, not the
-    agent; a short window or a single confirmation stops on the pause. CPU time where the
+    A JIT warms over many runs, not one, and in steps: the official agent on Node pauses
+    on a plateau for a few runs before it settles from about its twentieth, while
+    Python's runs take the same time from the first. A comparison after a single warm-up
+    round measures the JIT's warm-up, not the agent; a short window or a single
+    confirmation stops on the pause. CPU time where the
     samples have it, else wall time.
     """
     times: list[float] = []
@@ -351,6 +353,91 @@ class Section:
             "targets": [target.to_json(self.name) for target in self.targets],
             "notes": self.notes,
         }
+
+
+# -- worker processes ------------------------------------------------------------------------
+
+
+class LineServer:
+    """A child process that answers each JSON line it is sent with one JSON line holding
+    ``ok`` (and ``error`` when not ok).
+
+    Attributes:
+        name: What the messages call the process (``bench.mjs``).
+        failure: The exception raised when it dies, times out or answers ``ok: false``.
+    """
+
+    def __init__(
+        self, argv: Sequence[str], cwd: Path, name: str, failure: type[Exception] = RuntimeError
+    ) -> None:
+        self.name = name
+        self.failure = failure
+        self._process = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+
+    @property
+    def pid(self) -> int:
+        """The process's id."""
+        return self._process.pid
+
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send ``message``; return the answer.
+
+        Raises:
+            Exception: :attr:`failure`, when the process died, timed out or answered
+                ``ok: false``.
+        """
+        process = self._process
+        assert process.stdin is not None
+        assert process.stdout is not None
+        try:
+            process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+        except BrokenPipeError as error:
+            raise self.failure(f"{self.name} exited: {self._stderr()}") from error
+        ready, _, _ = select.select([process.stdout], [], [], timeout)
+        if not ready:
+            self.close()
+            raise self.failure(f"{self.name} did not answer {message.get('op')!r} in {timeout:g} s")
+        line = process.stdout.readline()
+        if not line:
+            raise self.failure(f"{self.name} exited: {self._stderr()}")
+        answer: dict[str, Any] = json.loads(line)
+        if not answer.get("ok"):
+            raise self.failure(
+                f"{self.name} failed on {message.get('op')!r}: {answer.get('error')}"
+            )
+        return answer
+
+    def _stderr(self) -> str:
+        self.close()
+        assert self._process.stderr is not None
+        return self._process.stderr.read()[-1500:] or "(no stderr)"
+
+    def close(self) -> None:
+        """End the process (closing stdin ends its loop; kill it if it lingers)."""
+        process = self._process
+        if process.poll() is None:
+            try:
+                assert process.stdin is not None
+                process.stdin.close()
+                process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+                process.wait(timeout=10)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 # -- the machine --------------------------------------------------------------------------

@@ -110,7 +110,7 @@ FINDINGS = (
         "wake-ups (StreamResult._put, twice a step) cost about 18k each, the price of any "
         "part a reader waits for. The 3x target allows about 258k a step: the synchronous "
         "part would have to shrink to about 100k, and each consumer model built without "
-        "validation (WireModel.from_trusted) still costs about 6.5k, six a step. A further "
+        "validation (construct_trusted in reference/_fast.py) still costs about 6.5k, six a step. A further "
         "cut means fewer models per step or fewer Python calls per model. Under trio the "
         "extra cost is trio's scheduler (a wake-up and a task switch per part the reader "
         "waits for); instruction counts under trio are not comparable with asyncio's, so "

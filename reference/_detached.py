@@ -1,5 +1,4 @@
-"""Tasks no caller waits for (the eager slice and the adapter's ``done()`` watcher), the
-cancel scope that watcher runs ``done()`` in, and the abort event a turn hands its adapter."""
+"""Tasks no caller waits for: the eager slice and the adapter's ``done()`` watcher."""
 
 from __future__ import annotations
 
@@ -7,12 +6,9 @@ import asyncio
 import contextvars
 import sys
 from collections.abc import Callable, Coroutine
-from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
-import anyio
-
-__all__ = ["DetachedScope", "detached_scope", "new_event", "spawn_detached"]
+__all__ = ["spawn_detached"]
 
 _DETACHED: set[Any] = set()
 
@@ -25,8 +21,9 @@ def spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
     started it: a slice runs whether or not anyone reads its result, and ``done()`` of an
     adapter that ignores cancellation keeps running there while the turn ends on time.
     """
-    loop = asyncio._get_running_loop()  # the C accessor: no exception outside asyncio
-    if loop is None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
         # Not inside asyncio: trio (the other backend anyio runs on). As asyncio's tasks,
         # the task sees the caller's context variables.
         trio = sys.modules.get("trio")
@@ -42,73 +39,9 @@ def spawn_detached(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
         return
     # asyncio keeps weak references only: the set holds the task until it ends, and a
     # done callback takes it out. (Not a coroutine of ours around ``function``, which the
-    # task would step through every time it resumes: once per part for done()'s task,
-    # about 3% of a text-heavy turn. The callback is a built-in method: the task's repr,
-    # which anyio formats into the reason of a cancel() made in the task, looks up no
-    # source for it.)
+    # task would step through every time it resumes: once per part for done()'s task.
+    # The callback is a built-in method: the task's repr, which anyio formats into the
+    # reason of a cancel() made in the task, looks up no source for it.)
     task: asyncio.Task[None] = loop.create_task(function())
     _DETACHED.add(task)
     task.add_done_callback(_DETACHED.discard)
-
-
-class DetachedScope(Protocol):
-    """What the ``done()`` watcher uses of a cancel scope."""
-
-    def cancel(self) -> None: ...
-
-    def __enter__(self) -> object: ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool | None: ...
-
-
-#: anyio's cancel scope class for asyncio, once one was made (``anyio.CancelScope()``
-#: looks its backend up on every call, which costs as much as the rest of the scope).
-_asyncio_scope: Callable[[], DetachedScope] | None = None
-
-
-def detached_scope() -> DetachedScope:
-    """A cancel scope for the running backend: anyio's under asyncio (where it is anyio's
-    own implementation), trio's under trio (anyio's is a thin wrapper around trio's, which
-    costs about 3 us more a turn to make and enter). Call it inside the event loop."""
-    global _asyncio_scope
-    if asyncio._get_running_loop() is None:
-        trio = sys.modules.get("trio")
-        if trio is not None:
-            scope: DetachedScope = trio.CancelScope()
-            return scope
-        return anyio.CancelScope()  # raises: no event loop
-    if _asyncio_scope is None:
-        made = anyio.CancelScope()
-        _asyncio_scope = type(made)
-        return made
-    return _asyncio_scope()
-
-
-#: anyio's event classes, once one was made on each backend (``anyio.Event()`` looks its
-#: backend up on every call: about 0.9 us under asyncio against 0.3 us for the class
-#: itself; under trio it also builds the wrapped ``trio.Event`` twice: 0.87 us against 0.44).
-_asyncio_event: Callable[[], anyio.Event] | None = None
-_trio_event: Callable[[], anyio.Event] | None = None
-
-
-def new_event() -> anyio.Event:
-    """``anyio.Event()`` for the running backend, made from anyio's class for that
-    backend directly once one was made (the same kind of object anyio makes). Call it
-    inside the event loop."""
-    global _asyncio_event, _trio_event
-    if asyncio._get_running_loop() is None:
-        if _trio_event is None:
-            made = anyio.Event()  # raises outside any event loop
-            _trio_event = type(made)
-            return made
-        return _trio_event()
-    if _asyncio_event is None:
-        made = anyio.Event()
-        _asyncio_event = type(made)
-        return made
-    return _asyncio_event()

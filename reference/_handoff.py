@@ -6,7 +6,7 @@ a trip through the event loop even when the next part is already waiting. A hand
 awaits only when it is empty: a reader drains what is queued without yielding, and a
 signal wakes it when the next item arrives. A signal parks its waiters on the running
 loop's own primitives (an asyncio future, a trio task): an ``anyio.Event`` finds its
-backend again on every creation, which costs about as much as the wait itself.
+backend again on every creation.
 """
 
 from __future__ import annotations
@@ -24,13 +24,6 @@ __all__ = ["Flag", "Handoff", "HandoffSink", "Signal"]
 
 T = TypeVar("T")
 
-
-#: The running asyncio loop, ``None`` outside asyncio (the C accessor; no exception).
-_running_asyncio_loop = asyncio._get_running_loop
-
-#: ``trio.lowlevel``, once a signal was first waited for under trio (not imported here:
-#: trio is an optional backend).
-_trio_lowlevel: Any = None
 
 #: The fewest waiters at which :meth:`Signal.wait` drops the cancelled ones (without a
 #: fire between, repeated cancelled waits would otherwise pile up).
@@ -66,7 +59,7 @@ class Signal:
         if waiters:
             self._waiters = None
             if self._trio:
-                reschedule = _trio_lowlevel.reschedule
+                reschedule = _trio_lowlevel().reschedule
                 for task in waiters:
                     reschedule(task)
                 return
@@ -89,8 +82,9 @@ class Signal:
         elif len(waiters) >= _PRUNE_AT and not len(waiters) & (len(waiters) - 1):
             # At 8, 16, 32... waiters: amortized constant time with many live ones.
             waiters[:] = [waiter for waiter in waiters if not _is_done(waiter)]
-        loop = _running_asyncio_loop()
-        if loop is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
             self._trio = True
             return _trio_wait(waiters)
         future: asyncio.Future[None] = loop.create_future()
@@ -102,10 +96,7 @@ def _trio_wait(waiters: list[Any]) -> Awaitable[None]:
     """Park the current trio task among ``waiters``: trio's own wait, with no coroutine
     of ours around it (the caller awaits it at once, as every ``await signal.wait()``
     does: a fire reschedules the task it registered)."""
-    global _trio_lowlevel
-    lowlevel = _trio_lowlevel
-    if lowlevel is None:
-        lowlevel = _trio_lowlevel = sys.modules["trio"].lowlevel
+    lowlevel = _trio_lowlevel()
     task = lowlevel.current_task()
     waiters.append(task)
     wait: Awaitable[None] = lowlevel.wait_task_rescheduled(
@@ -117,7 +108,13 @@ def _trio_wait(waiters: list[Any]) -> Awaitable[None]:
 def _trio_abort(waiters: list[Any], task: Any, raise_cancel: object) -> Any:
     # Called only while the task still waits, so fire has not taken it.
     waiters.remove(task)
-    return _trio_lowlevel.Abort.SUCCEEDED
+    return _trio_lowlevel().Abort.SUCCEEDED
+
+
+def _trio_lowlevel() -> Any:
+    """``trio.lowlevel`` (trio is running: a signal is waited for under trio; not imported
+    at file level, as trio is an optional backend)."""
+    return sys.modules["trio"].lowlevel
 
 
 class Flag:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -17,14 +17,14 @@ from harness_testkit.spec import (
     ConsumerToolCallPart,
     ConsumerToolErrorPart,
     ConsumerToolResultPart,
-    InputTokenDetails,
     LanguageModelUsage,
-    OutputTokenDetails,
     Usage,
     WireModel,
     serialize_unknown,
 )
 from harness_testkit.spec import ProviderMetadata as Metadata
+
+from ._fast import Trusted, consumer_usage, frozen_dataclass, trusted_usage
 
 __all__ = [
     "ContentPart",
@@ -34,72 +34,10 @@ __all__ = [
     "StepResult",
     "TextContent",
     "add_usage",
-    "consumer_usage",
     "normalize_usage",
     "response_messages",
     "step_result",
-    "usage_of_totals",
 ]
-
-
-#: The fields the usage models below are built with (all given, as the constructors
-#: were called with every field).
-_USAGE_FIELDS = set(LanguageModelUsage.model_fields)
-_SUMMED_FIELDS = _USAGE_FIELDS - {"raw"}
-_INPUT_FIELDS = set(InputTokenDetails.model_fields)
-_OUTPUT_FIELDS = set(OutputTokenDetails.model_fields)
-#: The token details of a usage that has none, shared: a frozen model holding only
-#: ``None`` counts cannot change, so one instance serves every such usage.
-_NO_INPUT_DETAILS = InputTokenDetails(
-    no_cache_tokens=None, cache_read_tokens=None, cache_write_tokens=None
-)
-_NO_OUTPUT_DETAILS = OutputTokenDetails(text_tokens=None, reasoning_tokens=None)
-#: The usage models' ``from_trusted``, bound once (a lookup on a pydantic model class
-#: costs about a thousand instructions, see ``WireModel.from_trusted``).
-_new_usage = LanguageModelUsage.from_trusted
-_new_input_details = InputTokenDetails.from_trusted
-_new_output_details = OutputTokenDetails.from_trusted
-
-
-def _usage(
-    input_tokens: int | None,
-    no_cache: int | None,
-    cache_read: int | None,
-    cache_write: int | None,
-    output_tokens: int | None,
-    text: int | None,
-    reasoning: int | None,
-    total: int | None,
-    raw: dict[str, Any] | None,
-    fields_set: set[str] = _USAGE_FIELDS,
-) -> LanguageModelUsage:
-    """A consumer usage from counts the agent read off validated usages (no re-validation)."""
-    if no_cache is None and cache_read is None and cache_write is None:
-        input_details = _NO_INPUT_DETAILS
-    else:
-        input_details = _new_input_details(
-            {
-                "no_cache_tokens": no_cache,
-                "cache_read_tokens": cache_read,
-                "cache_write_tokens": cache_write,
-            },
-            _INPUT_FIELDS,
-        )
-    if text is None and reasoning is None:
-        output_details = _NO_OUTPUT_DETAILS
-    else:
-        output_details = _new_output_details(
-            {"text_tokens": text, "reasoning_tokens": reasoning}, _OUTPUT_FIELDS
-        )
-    values = {
-        "input_tokens": input_tokens,
-        "input_token_details": input_details,
-        "output_tokens": output_tokens,
-        "output_token_details": output_details,
-        "total_tokens": total,
-        "raw": raw,
-    }
-    return _new_usage(values, fields_set)
 
 
 def normalize_usage(usage: Usage | None) -> LanguageModelUsage:
@@ -120,41 +58,6 @@ def normalize_usage(usage: Usage | None) -> LanguageModelUsage:
     )
 
 
-def consumer_usage(
-    input_total: int | None,
-    no_cache: int | None,
-    cache_read: int | None,
-    cache_write: int | None,
-    output_total: int | None,
-    text: int | None,
-    reasoning: int | None,
-    raw: dict[str, Any] | None,
-) -> LanguageModelUsage:
-    """The consumer usage of validated harness token counts (``totalTokens`` = input +
-    output, ``None`` when neither is known)."""
-    total = (
-        None
-        if input_total is None and output_total is None
-        else (input_total or 0) + (output_total or 0)
-    )
-    return _usage(
-        input_total, no_cache, cache_read, cache_write, output_total, text, reasoning, total, raw
-    )
-
-
-def usage_of_totals(input_total: int, output_total: int) -> LanguageModelUsage:
-    """:func:`consumer_usage` of two known totals and no details (the usual usage)."""
-    values = {
-        "input_tokens": input_total,
-        "input_token_details": _NO_INPUT_DETAILS,
-        "output_tokens": output_total,
-        "output_token_details": _NO_OUTPUT_DETAILS,
-        "total_tokens": input_total + output_total,
-        "raw": None,
-    }
-    return _new_usage(values, _USAGE_FIELDS)
-
-
 def _add(left: int | None, right: int | None) -> int | None:
     if left is None and right is None:
         return None
@@ -165,7 +68,7 @@ def add_usage(left: LanguageModelUsage, right: LanguageModelUsage) -> LanguageMo
     """Sum two usages field by field (``None`` + ``None`` stays ``None``; no ``raw``)."""
     left_in, right_in = left.input_token_details, right.input_token_details
     left_out, right_out = left.output_token_details, right.output_token_details
-    usage = _usage(
+    usage = trusted_usage(
         _add(left.input_tokens, right.input_tokens),
         _add(left_in.no_cache_tokens, right_in.no_cache_tokens),
         _add(left_in.cache_read_tokens, right_in.cache_read_tokens),
@@ -175,7 +78,7 @@ def add_usage(left: LanguageModelUsage, right: LanguageModelUsage) -> LanguageMo
         _add(left_out.reasoning_tokens, right_out.reasoning_tokens),
         _add(left.total_tokens, right.total_tokens),
         None,
-        _SUMMED_FIELDS,
+        summed=True,
     )
     return usage
 
@@ -196,10 +99,9 @@ class ReasoningContent(WireModel):
 
 #: A coalesced run's ``type``, and the fields it is built with (one set shared by all).
 _RUN_TYPES: dict[type[WireModel], str] = {TextContent: "text", ReasoningContent: "reasoning"}
-_TEXT_FIELDS = {"text"}
-_NEW_RUN: dict[type[WireModel], Callable[[dict[str, Any], set[str]], ContentPart]] = {
-    TextContent: TextContent.from_trusted,
-    ReasoningContent: ReasoningContent.from_trusted,
+_NEW_RUN: dict[type[WireModel], Trusted[Any]] = {
+    TextContent: Trusted(TextContent, "text"),
+    ReasoningContent: Trusted(ReasoningContent, "text"),
 }
 
 
@@ -248,12 +150,9 @@ class StepContent:
     def _end_run(self) -> None:
         if self._kind is not None:
             values = {"type": _RUN_TYPES[self._kind], "text": "".join(self._texts)}
-            self._parts.append(_NEW_RUN[self._kind](values, _TEXT_FIELDS))
+            self._parts.append(_NEW_RUN[self._kind].ordered(values))
             self._kind = None
             self._texts = []
-
-
-_new_object = object.__new__
 
 
 @dataclass(frozen=True)
@@ -325,11 +224,9 @@ def step_result(
     tools_context: Any,
     response: ConsumerFinishStepPart | None,
 ) -> StepResult:
-    """The step with every field given, in declaration order: what ``StepResult(...)``
-    makes, without the frozen dataclass's eleven attribute writes (one step per model
-    step)."""
-    step = _new_object(StepResult)
-    step.__dict__.update(
+    """The step with every field given, in declaration order (one step per model step)."""
+    return frozen_dataclass(
+        StepResult,
         step_number=step_number,
         call_id=call_id,
         provider=provider,
@@ -342,7 +239,6 @@ def step_result(
         tools_context=tools_context,
         response=response,
     )
-    return step
 
 
 def _with_options(entry: dict[str, Any], metadata: Metadata | None) -> dict[str, Any]:

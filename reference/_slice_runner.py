@@ -34,7 +34,7 @@ from harness_testkit.spec import (
     ToolContextValidationError,
 )
 
-from ._detached import detached_scope, spawn_detached
+from ._detached import spawn_detached
 from ._effects import (
     Emit,
     Execute,
@@ -141,7 +141,7 @@ class SliceRunner:
         self.task_group: anyio.abc.TaskGroup | None = None
         self.task_groups: contextlib.AsyncExitStack | None = None
         # done(): entered once, in a detached task (see run)
-        self.done_scope = detached_scope()
+        self.done_scope = anyio.CancelScope()
         self.done_started = False
         self.done_entered = False
         # A slice read lazily (read_lazily): the reader's start and the run to make in

@@ -26,6 +26,7 @@ from harness_testkit.spec import (
 )
 
 from ._detached import spawn_detached
+from ._fast import Trusted
 from ._handoff import HandoffSink, Signal
 from ._results import (
     ContentPart,
@@ -95,7 +96,7 @@ class StreamResult:
         self._parts: list[ConsumerPart] = [_start_part()]
         self._outcome: SliceOutcome | None = None
         # Plain flag and loop-native signals: the log grows by one part per hand-off, and
-        # an anyio event per part (or per check) costs as much as the part itself.
+        # an anyio event per part (or per check) would weigh on every part.
         self._done = False
         self._finished = Signal()
         self._progress = Signal()
@@ -523,12 +524,10 @@ class _TextReader:
 
 def _start_part() -> ConsumerStartPart:
     """``ConsumerStartPart()`` without validating its constant field."""
-    return _new_start({"type": "start"}, _NO_FIELDS)
+    return _new_start.ordered({"type": "start"})
 
 
-_NO_FIELDS: set[str] = set()
-#: Bound once (a lookup on a pydantic model class costs about a thousand instructions).
-_new_start = ConsumerStartPart.from_trusted
+_new_start = Trusted(ConsumerStartPart)
 
 
 def _is_terminal(part: ConsumerPart) -> bool:

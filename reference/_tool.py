@@ -250,7 +250,7 @@ def parse_tool_call_input(
                 f"Error message: {message}",
             ),
         )
-    return ParsedToolCall(value, False, is_dynamic)  # positional: keywords cost twice as much
+    return ParsedToolCall(value, False, is_dynamic)  # positional: keywords cost more
 
 
 def _validate(schema: Any, value: Any) -> None:
@@ -282,8 +282,8 @@ _VALIDATOR_CACHE_SIZE = 1024
 
 def _validator(schema: Mapping[str, Any]) -> tuple[Any, Callable[[Any], bool] | None]:
     # Checking a schema against its metaschema costs more than validating an input, and
-    # serialising it to a cache key on every call costs about as much: build each
-    # tool's validator once, found again by the identity of the tool's schema.
+    # so would serialising it to a cache key on every call: build each tool's validator
+    # once, found again by the identity of the tool's schema.
     key = id(schema)
     entry = _VALIDATORS.get(key)
     if entry is not None and entry[0] is schema:

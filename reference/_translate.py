@@ -8,8 +8,8 @@ part is forwarded, held or suppressed; these functions only say what it becomes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar, cast
+from collections.abc import Mapping
+from typing import Any, cast
 
 from harness_testkit.spec import (
     BuiltinTool,
@@ -34,12 +34,11 @@ from harness_testkit.spec import (
     TextEndPart,
     TextStartPart,
     ToolResultPart,
-    WireModel,
 )
 
+from ._fast import BOUNDARIES, DELTAS, CallFields, Trusted, WireToolResult
 from ._strip import strip_value, strip_work_dir
 from ._tool import Tool, parse_tool_call_input
-from ._wire import BOUNDARY_FIELDS, CONSUMER_BOUNDARIES, CallFields, WireToolResult
 
 __all__ = [
     "compaction_parts",
@@ -54,36 +53,10 @@ __all__ = [
 ]
 
 
-M = TypeVar("M", bound=WireModel)
-
-
-class _Built(Generic[M]):
-    """Builds ``model`` as ``model(**given)`` would, from values taken from validated parts
-    (or of ``Any`` fields), without validating them again; the other fields take their
-    defaults. Every call gives exactly the fields named here (one fields set shared by
-    the instances: a set is a tracked object the garbage collector would otherwise visit
-    once per part for as long as the part lives)."""
-
-    __slots__ = ("defaults", "fields", "new")
-
-    def __init__(self, model: type[M], *names: str) -> None:
-        #: ``model.from_trusted``, bound once (a lookup on a pydantic model class costs
-        #: about a thousand instructions, see ``WireModel.from_trusted``).
-        self.new: Callable[[dict[str, Any], set[str]], M] = model.from_trusted
-        self.fields = set(names)
-        self.defaults: dict[str, Any] = {}
-        for name, info in model.model_fields.items():
-            assert info.default_factory is None, f"{model.__name__}.{name} has a factory"
-            self.defaults[name] = info.default
-        assert self.fields <= set(self.defaults), f"{model.__name__}: {names}"
-
-    def __call__(self, given: dict[str, Any]) -> M:
-        return self.new({**self.defaults, **given}, self.fields)
-
-
-#: The fields a consumer ``tool-call`` is constructed with (one set shared by every call);
-#: :func:`consumer_call` writes its values in declaration order itself (the hot path).
-_CALL_FIELDS = {
+#: The consumer ``tool-call``: :func:`consumer_call` writes its values in declaration
+#: order itself (the hot path).
+_tool_call = Trusted(
+    ConsumerToolCallPart,
     "tool_call_id",
     "tool_name",
     "input",
@@ -92,13 +65,13 @@ _CALL_FIELDS = {
     "provider_metadata",
     "invalid",
     "error",
-}
+)
 assert tuple(ConsumerToolCallPart.model_fields) == (
     "type",
     *("tool_call_id", "tool_name", "input", "provider_executed", "dynamic"),
     *("provider_metadata", "invalid", "error", "title"),
 ), "consumer_call writes the fields of ConsumerToolCallPart in this order"
-_tool_error = _Built(
+_tool_error = Trusted(
     ConsumerToolErrorPart,
     "tool_call_id",
     "tool_name",
@@ -107,7 +80,7 @@ _tool_error = _Built(
     "dynamic",
     "provider_metadata",
 )
-_tool_result = _Built(
+_tool_result = Trusted(
     ConsumerToolResultPart,
     "tool_call_id",
     "tool_name",
@@ -118,20 +91,6 @@ _tool_result = _Built(
 )
 
 
-#: The fields a consumer delta is constructed with (one set shared by every delta).
-_DELTA_FIELDS = {"id", "text", "provider_metadata"}
-#: The consumer models' ``from_trusted``, bound once (as :attr:`_Built.new`).
-_NEW_DELTA: dict[
-    str, Callable[[dict[str, Any], set[str]], ConsumerTextDeltaPart | ConsumerReasoningDeltaPart]
-] = {
-    "text-delta": ConsumerTextDeltaPart.from_trusted,
-    "reasoning-delta": ConsumerReasoningDeltaPart.from_trusted,
-}
-_new_call = ConsumerToolCallPart.from_trusted
-_new_response = StepResponse.from_trusted
-_new_finish_step = ConsumerFinishStepPart.from_trusted
-
-
 def consumer_delta(
     part: TextDeltaPart | ReasoningDeltaPart,
 ) -> ConsumerTextDeltaPart | ConsumerReasoningDeltaPart:
@@ -139,14 +98,13 @@ def consumer_delta(
     kind = "text-delta" if isinstance(part, TextDeltaPart) else "reasoning-delta"
     values: dict[str, Any] = {"type": kind, "id": part.id, "text": part.delta}
     values["provider_metadata"] = part.harness_metadata
-    return _NEW_DELTA[kind](values, _DELTA_FIELDS)
+    return DELTAS[kind].ordered(values)
 
 
-#: Harness block boundaries -> (the consumer model's ``from_trusted``, its ``type``); the
-#: consumer models and the fields given are the wire reader's (``_wire``), so both paths
-#: build the same part.
-_BOUNDARIES: dict[type[StreamPart], tuple[Callable[[dict[str, Any], set[str]], Any], str]] = {
-    harness: (CONSUMER_BOUNDARIES[kind].from_trusted, kind)
+#: Harness block boundaries -> (the consumer part's builder, its ``type``); the builders
+#: are the wire reader's, so both paths build the same part.
+_BOUNDARIES: dict[type[StreamPart], tuple[Trusted[Any], str]] = {
+    harness: (BOUNDARIES[kind], kind)
     for harness, kind in (
         (TextStartPart, "text-start"),
         (TextEndPart, "text-end"),
@@ -167,10 +125,10 @@ def text_like_part(part: StreamPart) -> tuple[ConsumerPart, bool] | None:
     if boundary is None and isinstance(part, _BOUNDARY_TYPES):  # a subclass (rare)
         boundary = next(entry for kind, entry in _BOUNDARIES.items() if isinstance(part, kind))
     if boundary is not None:
-        new, kind = boundary
+        builder, kind = boundary
         block = cast(TextStartPart, part)  # every boundary has these two fields
         values = {"type": kind, "id": block.id, "provider_metadata": block.harness_metadata}
-        return new(values, BOUNDARY_FIELDS), False
+        return builder.ordered(values), False
     if isinstance(part, TextDeltaPart | ReasoningDeltaPart):
         return consumer_delta(part), True
     if isinstance(part, RawPart):
@@ -201,17 +159,16 @@ def consumer_call(
         "error": parsed.error,
         "title": None,
     }
-    return _new_call(values, _CALL_FIELDS)
+    return _tool_call.ordered(values)
 
 
-#: The fields a consumer ``finish-step`` and its response are constructed with, and the
-#: default factories of the others (called per part, as the constructor calls them).
-_RESPONSE_FIELDS = {"id", "timestamp", "model_id"}
-_FINISH_STEP_FIELDS = {"response", "usage", "finish_reason", "raw_finish_reason"}
-_FINISH_STEP_FIELDS.add("provider_metadata")
-_new_messages = cast(Callable[[], Any], StepResponse.model_fields["messages"].default_factory)
-_new_performance = cast(
-    Callable[[], Any], ConsumerFinishStepPart.model_fields["performance"].default_factory
+#: A consumer ``finish-step`` and its response (their other fields' default factories
+#: called per part, as the constructor calls them).
+_response = Trusted(StepResponse, "id", "timestamp", "model_id", factories=("messages",))
+_finish_step = Trusted(
+    ConsumerFinishStepPart,
+    *("response", "usage", "finish_reason", "raw_finish_reason", "provider_metadata"),
+    factories=("performance",),
 )
 
 
@@ -227,9 +184,7 @@ def finish_step_part(
     """The consumer ``finish-step`` of a step, from validated values (``usage`` already a
     consumer usage). Metadata, when given, goes through the constructor, which copies it
     (the consumer part never shares the harness part's dicts)."""
-    values = {"id": response_id, "timestamp": timestamp, "model_id": model_id}
-    values["messages"] = _new_messages()
-    response = _new_response(values, _RESPONSE_FIELDS)
+    response = _response({"id": response_id, "timestamp": timestamp, "model_id": model_id})
     if metadata is not None:
         return ConsumerFinishStepPart(
             response=response,
@@ -238,16 +193,15 @@ def finish_step_part(
             raw_finish_reason=raw_finish_reason,
             provider_metadata=metadata,
         )
-    part = {
-        "type": "finish-step",
-        "response": response,
-        "usage": usage,
-        "finish_reason": finish_reason,
-        "raw_finish_reason": raw_finish_reason,
-        "provider_metadata": None,
-        "performance": _new_performance(),
-    }
-    return _new_finish_step(part, _FINISH_STEP_FIELDS)
+    return _finish_step(
+        {
+            "response": response,
+            "usage": usage,
+            "finish_reason": finish_reason,
+            "raw_finish_reason": raw_finish_reason,
+            "provider_metadata": None,
+        }
+    )
 
 
 def harness_outcome(part: ToolResultPart, provider_executed: bool, work_dir: str) -> ConsumerPart:
@@ -302,7 +256,7 @@ def wire_outcome(result: WireToolResult, provider_executed: bool) -> ConsumerPar
         "preliminary": result.preliminary,
         "provider_metadata": None,
     }
-    return _tool_result.new(values, _tool_result.fields)
+    return _tool_result.ordered(values)
 
 
 def host_outcome(

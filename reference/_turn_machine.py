@@ -87,6 +87,17 @@ from ._effects import (
     json_or_raw,
     jsonable,
 )
+from ._fast import (
+    CallFields,
+    Trusted,
+    WireToolResult,
+    wire_boundary,
+    wire_delta,
+    wire_finish,
+    wire_finish_step,
+    wire_tool_call,
+    wire_tool_result,
+)
 from ._results import StepContent, add_usage, normalize_usage, step_result
 from ._strip import StreamingStripper, strip_value, strip_work_dir
 from ._translate import (
@@ -106,16 +117,6 @@ from ._turn_state import (
     ResultContinuation,
     SliceOutcome,
     TurnCore,
-)
-from ._wire import (
-    CallFields,
-    WireToolResult,
-    wire_boundary,
-    wire_delta,
-    wire_finish,
-    wire_finish_step,
-    wire_tool_call,
-    wire_tool_result,
 )
 
 #: Block boundaries :meth:`SliceMachine.quick` forwards (exact types: what ``feed`` does
@@ -140,17 +141,15 @@ QUESTIONS_TOOL = "askUserQuestions"
 #: anyio events carry no reason, so the abort part always says what a TypeScript consumer
 #: sees for an AbortController aborted without a reason (``String(signal.reason)``).
 ABORT_REASON = "AbortError: This operation was aborted"
-_NO_FIELDS: set[str] = set()
-#: The fields a consumer ``finish`` is constructed with (every one).
-_FINISH_FIELDS = {"finish_reason", "raw_finish_reason", "total_usage", "provider_metadata"}
-#: Bound once (a lookup on a pydantic model class costs about a thousand instructions).
-_new_start_step = ConsumerStartStepPart.from_trusted
-_new_finish = ConsumerFinishPart.from_trusted
+_new_start_step = Trusted(ConsumerStartStepPart, factories=("request", "warnings"))
+_new_finish = Trusted(
+    ConsumerFinishPart, "finish_reason", "raw_finish_reason", "total_usage", "provider_metadata"
+)
 
 
 def _start_step() -> ConsumerStartStepPart:
     """A fresh ``start-step`` (its request and warnings are mutable), not re-validated."""
-    return _new_start_step({"type": "start-step", "request": {}, "warnings": []}, _NO_FIELDS)
+    return _new_start_step.ordered({"type": "start-step", "request": {}, "warnings": []})
 
 
 class SliceFailed(Exception):
@@ -305,7 +304,7 @@ class SliceMachine:
         return out
 
     def quick_wire(self, obj: dict[str, Any]) -> list[ConsumerPart] | None:
-        """:meth:`quick` straight from a wire dict, for the plain shapes ``_wire`` reads
+        """:meth:`quick` straight from a wire dict, for the plain shapes the wire readers of ``_fast`` take
         (a delta inside an open step, a provider-executed call, a tool result, a
         ``finish-step``, a block boundary, the ``finish``); ``None`` for anything else (the
         caller parses it and asks :meth:`quick`). May raise where :meth:`quick` would,
@@ -1017,7 +1016,7 @@ class SliceMachine:
             "total_usage": usage,
             "provider_metadata": None,
         }
-        yield Emit(_new_finish(values, _FINISH_FIELDS))
+        yield Emit(_new_finish.ordered(values))
 
     def fail(self, error: BaseException, *, aborted: bool, part_error: Any = None) -> Steps[None]:
         """The turn failed with ``error`` (an error part carries ``part_error`` when given)."""

@@ -51,8 +51,7 @@ class TurnState(enum.StrEnum):
 
 
 # The members every turn sets, looked up once: on Python 3.11 a lookup on an enum class
-# goes through ``EnumType.__getattr__`` (CPython's slow attribute hook, about a
-# thousand instructions a lookup).
+# goes through ``EnumType.__getattr__`` (CPython's slow attribute hook).
 _IDLE = TurnState.IDLE
 _RUNNING = TurnState.RUNNING
 

@@ -22,6 +22,12 @@
   ``__version__`` from it (shared helpers live in ``common``).
 - Names: no two modules of a folder differ only by an ending or a letter; no test file
   repeats its folder's name.
+- Speed tricks have one home per package, a module named ``_fast.py`` whose docstring says
+  what each of its fast paths buys and what its plain path is: nothing else writes
+  pydantic's private slots, builds objects with ``object.__new__``, calls asyncio's
+  private ``_get_running_loop`` or names ``construct_trusted`` (``from_trusted`` is gone),
+  and no comment or docstring quotes nanoseconds, microseconds or instruction counts
+  (cost figures go in ``benchmarks/RESULTS.md``).
 - In tests, benchmarks and scripts every ``# type: ignore[code]`` says why (a comment after
   it on its line, or a comment line right above).
 """
@@ -29,7 +35,9 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -677,5 +685,117 @@ def test_no_test_file_repeats_its_folders_name() -> None:
     ]
     assert not offenders, (
         "test files that repeat their folder's name (tests/x/test_x_y.py -> tests/x/test_y.py):\n"
+        + "\n".join(offenders)
+    )
+
+
+# -- speed tricks: one home per package --------------------------------------------------------
+
+#: The module of a package that holds its fast paths.
+FAST_MODULE = "_fast.py"
+#: What only a fast module may say: the private slots of a pydantic model, building an
+#: object without its constructor, asyncio's private loop accessor, the trusted builder.
+SPEED_TRICKS = (
+    "__pydantic_fields_set__",
+    "__pydantic_extra__",
+    "__pydantic_private__",
+    "object.__new__",
+    "_get_running_loop",
+    "construct_trusted",
+    "from_trusted",
+)
+#: A cost figure: nanoseconds, microseconds or instructions counted.
+COST_FIGURE = re.compile(
+    r"\b\d[\d,.]*\s*(?:ns|us|µs|nanoseconds?|microseconds?)\b"
+    r"|\b\d[\d,.]*\s*k?\s+instructions\b"
+    r"|\b(?:hundred|thousand|million) instructions\b",
+    re.IGNORECASE,
+)
+
+
+def _names_and_attributes(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Every name, attribute, string constant and imported name of ``tree``, with the
+    dotted form of ``object.__new__``-like attributes."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.lineno, node.id
+        elif isinstance(node, ast.Attribute):
+            base = node.value.id if isinstance(node.value, ast.Name) else ""
+            yield node.lineno, node.attr
+            yield node.lineno, f"{base}.{node.attr}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            yield node.lineno, node.name
+
+
+def test_speed_tricks_live_only_in_each_packages_fast_module() -> None:
+    offenders = []
+    for _package, path in _library_files():
+        if path.name == FAST_MODULE:
+            continue
+        tree = _parse(path)
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and id(node) in docstrings:
+                node.value = ""  # a docstring may name a trick; the code may not use one
+        for line, text in _names_and_attributes(tree):
+            for trick in SPEED_TRICKS:
+                if trick == text or (trick.startswith(("__", "_get")) and trick in text):
+                    offenders.append(f"{path.relative_to(ROOT)}:{line}: {trick}")
+    assert not offenders, (
+        "speed tricks outside the packages' _fast.py modules (move them there, with what "
+        "they buy, or use the plain path):\n" + "\n".join(sorted(set(offenders)))
+    )
+
+
+def test_each_fast_module_says_what_its_paths_buy_and_their_plain_paths() -> None:
+    fast_modules = [path for _package, path in _library_files() if path.name == FAST_MODULE]
+    assert fast_modules, "reference/_fast.py holds the agent's fast paths"
+    for path in fast_modules:
+        docstring = ast.get_docstring(_parse(path)) or ""
+        assert "buys" in docstring, f"{path.relative_to(ROOT)}: say what each fast path buys"
+        assert "Plain path" in docstring, f"{path.relative_to(ROOT)}: name each plain path"
+        assert "benchmarks" in docstring, f"{path.relative_to(ROOT)}: say where it is measured"
+    # one per package: a package's folder holds at most one
+    folders = [path.parent for path in fast_modules]
+    assert len(folders) == len(set(folders))
+
+
+def _comments_and_docstrings(path: Path) -> Iterator[tuple[int, str]]:
+    source = path.read_text(encoding="utf-8")
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring and node.body:
+                yield node.body[0].lineno, docstring
+
+
+def test_no_comment_or_docstring_quotes_a_cost_figure() -> None:
+    offenders = []
+    sources = [path for _package, path in _library_files()]
+    sources += [
+        path for folder in OTHER_SOURCE_FOLDERS for path in sorted((ROOT / folder).rglob("*.py"))
+    ]
+    for path in sources:
+        for line, text in _comments_and_docstrings(path):
+            found = COST_FIGURE.search(text)
+            if found:
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {found.group(0)!r}")
+    assert not offenders, (
+        "cost figures in comments or docstrings (they go in benchmarks/RESULTS.md):\n"
         + "\n".join(offenders)
     )

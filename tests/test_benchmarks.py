@@ -81,6 +81,14 @@ def test_quick_agent_benchmark_writes_valid_results(tmp_path: Path) -> None:
     results = json.loads(out.read_text(encoding="utf-8"))
     assert results["schema_version"] == 1
     assert results["quick"] is True
+    assert results["command"].startswith("python -m benchmarks --quick")
+    # the results file a person reads, beside the JSON: machine, load, commit, tables
+    markdown = out.with_suffix(".md").read_text(encoding="utf-8")
+    assert markdown.startswith("# Benchmark results\n")
+    assert f"- commit: `{results['machine']['commit']}`" in markdown
+    assert "- load average (1, 5, 15 min) before the run: " in markdown
+    assert "| agent.overhead.minimal.text-heavy |" in markdown
+    assert "## Agent overhead" in markdown
     assert {"nproc", "lscpu_head", "python", "commit"} <= results["machine"].keys()
     assert results["machine"]["nproc"] >= 1
     assert list(results["benchmarks"]) == ["agent"]
@@ -298,8 +306,20 @@ def test_official_comparison_runs_both_agents_on_the_same_parts(tmp_path: Path) 
         else:
             assert not set(rss) & set(row)
     assert uvloop != any("uvloop is not installed" in note for note in section["notes"])
-    speedups = [t for t in results["targets"] if t["id"].startswith("official.speedup.")]
+    speedups = [t for t in results["targets"] if t["id"].startswith("official.not-behind.")]
     assert len(speedups) == 5
+    # the target on every workload: not behind the official agent, said per workload
+    assert {t["limit"] for t in speedups} == {1.0}
+    for row in section["rows"]:
+        verdicts = [
+            note
+            for note in section["notes"]
+            if note.startswith(f"{row['workload']}: not behind the official agent (")
+            or note.startswith(f"{row['workload']}: BEHIND the official agent (")
+        ]
+        assert len(verdicts) == 1
+        assert ("not behind" in verdicts[0]) == (row["speedup_cpu_ratio"] >= 1.0)
+    assert "not behind the official agent" in out.with_suffix(".md").read_text(encoding="utf-8")
     assert not [t for t in results["targets"] if "uvloop" in t["id"] or "floor" in t["id"]]
     assert all(target["at_least"] for target in speedups)
     _check_targets(results, "official")
@@ -488,8 +508,7 @@ def test_instruction_counts_of_a_short_case_under_callgrind() -> None:
     assert adapter > 10_000  # a turn's parts, emitted and checkpointed
     # Parsed, translated, forwarded and read back: the agent's own work per turn. Compared
     # as a difference: with five turns counted, both counts carry the same fixed cost of
-    # the counted run (about 300k instructions a turn here), which a ratio would not
-    # cancel (the agent's own work is about 580k a turn, eight parts of some 70k).
+    # the counted run, which a ratio would not cancel.
     assert agent - adapter > 100_000
 
 
@@ -508,3 +527,37 @@ def test_the_sharding_benchmark_times_both_variants_on_one_scenario(
         assert rows[variant]["sessions"] == 6
         assert _positive(rows[variant]["sessions_per_second"])
     assert _positive(rows["cluster start-up"]["seconds"])
+
+
+def test_check_exits_1_when_a_target_is_missed(tmp_path: Path) -> None:
+    """``--check`` turns a missed target into exit status 1 (a run without it exits 0)."""
+    out = tmp_path / "results.json"
+    done = _run("--quick", "--scale", "0.1", "--only", "agent", "--check", "--out", str(out))
+    results = json.loads(out.read_text(encoding="utf-8"))
+    missed = [target["id"] for target in results["targets"] if not target["met"]]
+    assert done.returncode == (1 if missed else 0), done.stderr[-4000:]
+    if missed:
+        assert f"missed targets: {', '.join(missed)}" in " ".join(done.stdout.split())
+
+
+def test_fast_paths_benchmark_measures_each_path_of_the_one_module(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("--quick", "--scale", "0.02", "--only", "fast-paths", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    section = results["benchmarks"]["fast-paths"]
+    assert [row["workload"] for row in section["rows"]] == [w.name for w in WORKLOADS]
+    paths = [target["id"] for target in results["targets"]]
+    assert paths == [
+        "fast-paths.pays.trusted_construction",
+        "fast-paths.pays.wire_readers",
+    ]
+    for row in section["rows"]:
+        assert _positive(row["shipped_cpu_ms_per_turn"])
+        for path in ("trusted_construction", "wire_readers"):
+            assert _positive(row[f"{path}_off_cpu_ratio"])
+    _check_targets(results, "fast-paths")
+    unpaid = [target for target in results["targets"] if not target["met"]]
+    for target in unpaid:
+        name = target["id"].removeprefix("fast-paths.pays.").replace("_", " ")
+        assert any(note.startswith(f"{name}: switching it off costs") for note in section["notes"])

@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from harness_testkit.reference._detached import _DETACHED, new_event, spawn_detached
+from harness_testkit.reference._detached import _DETACHED, spawn_detached
 from harness_testkit.reference._handoff import Flag
 
 _SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
@@ -37,19 +37,6 @@ def test_outside_an_event_loop_it_says_what_it_needs() -> None:
 
     with pytest.raises(RuntimeError, match="needs a running asyncio or trio event loop"):
         spawn_detached(job)
-
-
-@pytest.mark.anyio
-async def test_a_turns_abort_event_is_the_running_backends_anyio_event() -> None:
-    # Made twice: the first is anyio's own, later ones come from its class directly.
-    for _ in range(2):
-        event = new_event()
-        assert isinstance(event, anyio.Event)
-        assert type(event) is type(anyio.Event())
-        assert not event.is_set()
-        event.set()
-        with anyio.fail_after(5):
-            await event.wait()
 
 
 @pytest.mark.anyio

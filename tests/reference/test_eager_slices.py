@@ -262,8 +262,8 @@ async def test_a_session_destroyed_while_nobody_reads_ends_the_stream(tmp_path: 
 async def test_a_turn_leaves_no_reference_cycles(tmp_path: Path, kind: str) -> None:
     # The result, its sink, the runner and the queue refer to each other while the slice
     # runs; each link is dropped when it ends, so a turn's objects go with their last
-    # reference instead of waiting for the garbage collector (a cycle per turn cost the
-    # short-turn benchmark 2 to 5 us in collections).
+    # reference instead of waiting for the garbage collector (a cycle per turn made the
+    # collector's work grow with the turns).
     turns = {
         "text": [*text_step("x"), finish()],
         "host call": host_tool_turn(),
@@ -348,8 +348,8 @@ async def test_an_unread_slice_ends_as_the_read_loop_ends_it(tmp_path: Path, end
 async def test_an_unread_slice_ends_without_the_read_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The point of ending it in done()'s task: none of the read loop's awaits (a short
-    # turn's end costs about 5 us less). A slice read at once still goes through it.
+    # The point of ending it in done()'s task: none of the read loop's awaits at a short
+    # turn's end. A slice read at once still goes through it.
     loops: list[bool] = []
     original = SliceRunner._read_loop
 
