@@ -298,6 +298,20 @@ def _expand(entry: Any, section: list[Any]) -> Any:
     return entry
 
 
+def render_results(path: Path) -> str:
+    """The committed benchmark results (``benchmarks/RESULTS.md``) as a page of the site:
+    the docs quote no timing of their own, only this file."""
+    text = path.read_text(encoding="utf-8")
+    body = text.split("\n", 1)[1] if text.startswith("# ") else text
+    # Its pointer to the benchmarks page is relative to benchmarks/, not to the site.
+    body = body.replace("docs/benchmarks.md", "[benchmarks](benchmarks.md)")
+    return (
+        "# Benchmark results: the latest committed run\n\n"
+        "Rendered from `benchmarks/RESULTS.md` when the site is built. Reproduce it with the "
+        "command it names; [benchmarks](benchmarks.md) says how to read it.\n" + body
+    )
+
+
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add the generated requirement pages to the site's files."""
     from harness_testkit.simulate import scenario_json_schema
@@ -312,6 +326,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             "fit together: [the scenario language](simulation.md).",
             scenario_json_schema(),
         ),
+        "benchmark-results.md": render_results(ROOT / "benchmarks" / "RESULTS.md"),
     }
     for path, text in pages.items():
         files.append(File.generated(config, path, content=text))
