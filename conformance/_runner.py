@@ -106,6 +106,9 @@ class RunOptions:
     #: Seconds the adapter may block the event loop; default: the declared turn timeout
     #: plus 10 s.
     stall_timeout: float | None = None
+    #: Write replay bundles for declared failures (strict xfails) too, not only for
+    #: failures and errors (the version matrix links every failing cell to one).
+    bundle_declared: bool = False
 
     @property
     def profile_settings(self) -> Profile:
@@ -338,7 +341,8 @@ def run_check(
                 f"expected to fail ({expected}) but passed: remove the xfail entry",
             )
     bundle = None
-    if status in ("fail", "error") and options.bundle_dir is not None:
+    bundled = ("fail", "error", "xfail") if options.bundle_declared else ("fail", "error")
+    if status in bundled and options.bundle_dir is not None:
         bundle = _write_bundle(
             options, target, check, message, failed, failing_scenario, transcript, trace, unshrunk
         )
