@@ -187,7 +187,8 @@ def matrix_markdown(document: Mapping[str, Any]) -> str:
     ]
     for column in columns:
         if "error" in column:
-            lines.append(f"| {column['version']} | did not run: {column['error']} | | |")
+            reason = " / ".join(line.strip() for line in str(column["error"]).splitlines())
+            lines.append(f"| {column['version']} | did not run: {reason.replace('|', '/')} | | |")
             continue
         counts = ", ".join(f"{n} {s}" for s, n in sorted(column["counts"].items()))
         verdict = "no MUST failure" if column.get("ok") else "a MUST fails"
@@ -245,7 +246,14 @@ def matrix(
     profile of the package (its declared deviations for that version). Exit 0 when every
     version ran with no MUST failure, 1 otherwise, 2 on a usage error.
     """
-    from ._cli import _close_node_hosts, _load_any_target, _SetupError, _split, _usage_exit
+    from ._cli import (
+        _close_node_hosts,
+        _load_any_target,
+        _probe_factory,
+        _SetupError,
+        _split,
+        _usage_exit,
+    )
 
     try:
         package, versions = parse_matrix_target(target)
@@ -261,7 +269,9 @@ def matrix(
         click.echo(f"matrix: {spec}, profile {profile}, seed {seed}")
         try:
             loaded = _load_any_target(spec, None, None)
-            loaded.factory()
+            # Installs the version and starts its host: a version that cannot be
+            # installed is a column with the reason, and the matrix goes on.
+            _probe_factory(loaded)
         except _SetupError as error:
             columns.append(MatrixColumn(version, None, str(error), time.monotonic() - started))
             click.echo(f"matrix: {spec} did not run: {error}", err=True)

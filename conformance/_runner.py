@@ -374,11 +374,34 @@ def _known(requirement: str) -> bool:
 
 
 async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
-    if check.run_scenario is not None:
-        await check.run_scenario(context, scenario)
-    else:
-        assert check.run is not None
-        await check.run(context)
+    try:
+        if check.run_scenario is not None:
+            await check.run_scenario(context, scenario)
+        else:
+            assert check.run is not None
+            await check.run(context)
+    except Exception as error:
+        broken = _boundary_failure(context)
+        if broken is not None:
+            raise broken from error
+        raise
+    broken = _boundary_failure(context)
+    if broken is not None:
+        raise broken
+
+
+def _boundary_failure(context: CheckContext) -> HostProtocolError | None:
+    """The host protocol failure an out-of-process adapter of the check recorded.
+
+    The agent turns a failed turn into an ``error`` part, so a check would judge the
+    adapter's stream where the boundary to it broke (parts lost on the way: HOST-013);
+    the adapter's ``boundary_failure`` names the rule instead.
+    """
+    for adapter in context.adapters:
+        failure = getattr(adapter.inner, "boundary_failure", None)
+        if isinstance(failure, HostProtocolError):
+            return failure
+    return None
 
 
 def _run_in_loop(

@@ -12,6 +12,7 @@ runtime asked its model.
 from __future__ import annotations
 
 import base64
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,6 +35,7 @@ from harness_testkit.spec import (
     HarnessSessionStateError,
     HarnessTurnError,
     HostDescription,
+    HostProtocolError,
     JSONValue,
     PromptTurnOptions,
     ResumeSessionState,
@@ -84,6 +86,10 @@ class NodeHarness:
         }
         self._script = script if script is not None else Script.default()
         self._observations = ObservationLog()
+        #: The first host protocol failure a session of this adapter saw inside a turn
+        #: (parts lost on the way: HOST-013); the suite fails the check with it, where
+        #: the agent alone would see only the turn's ``error`` part.
+        self.boundary_failure: HostProtocolError | None = None
         schema = self._description.lifecycle_state_schema
         if schema is not None:
             self.lifecycle_state_schema = _json_schema_validator(schema)
@@ -222,12 +228,34 @@ def _json_schema_validator(schema: Mapping[str, Any]) -> Any:
     return validate
 
 
+def free_loopback_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports free on 127.0.0.1 now (the OS picks them)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sockets.append(listener)
+            listener.bind(("127.0.0.1", 0))
+        return [listener.getsockname()[1] for listener in sockets]
+    finally:
+        for listener in sockets:
+            listener.close()
+
+
+def _lost_parts(turn: Turn) -> bool:
+    """Whether the host lost parts of ``turn`` (HOST-013)."""
+    failure = turn.failure
+    return isinstance(failure, HostProtocolError) and failure.requirement == "HOST-013"
+
+
 @dataclass
 class Turn:
     index: int
     turn_id: str
     options: ContinueTurnOptions
     request_id: int | None = None
+    #: How many ``emit`` frames of the turn arrived (their ``seq`` must count 1, 2, ...).
+    received: int = 0
     ended: anyio.Event = field(default_factory=anyio.Event)
     failure: BaseException | None = None
 
@@ -310,6 +338,9 @@ class NodeSession:
             value = getattr(sandbox, attribute, None)
             if isinstance(value, str):
                 info[key] = value
+        needs = self._host.sandbox
+        if needs.network or needs.ports:
+            info["ports"] = free_loopback_ports(needs.ports)
         self._handle = self._host.new_handle("s")
         params: dict[str, Any] = {
             "harness": harness_handle,
@@ -417,7 +448,7 @@ class NodeSession:
 
         spawn_detached(watch)
 
-    def _on_emit(self, turn_id: str, part: Any) -> None:
+    def _on_emit(self, turn_id: str, part: Any, seq: Any) -> None:
         if isinstance(part, dict) and part.get("$broken"):
             for live in self._turns.values():
                 if not live.ended.is_set():
@@ -425,6 +456,24 @@ class NodeSession:
             return
         turn = self._turns.get(turn_id)
         if turn is None:
+            return
+        turn.received += 1
+        if seq != turn.received and turn.failure is None:
+            # The host numbers parts where the adapter emits them: a gap is a part lost
+            # inside the host (for example emitted before it wired its consumer).
+            turn.failure = HostProtocolError(
+                "HOST-013",
+                f"{self._host.target.label}: emit {turn.received} of turn {turn_id} carries "
+                f"seq {seq!r}: the host lost parts the adapter emitted (they count from 1, "
+                "with no gap)",
+            )
+            if self._harness.boundary_failure is None:
+                self._harness.boundary_failure = turn.failure
+            # The consumer would see a stream with a hole in it; it sees no more, and the
+            # turn is aborted, so done() ends it with this failure.
+            if turn.request_id is not None:
+                self._host.process.notify("$/cancelRequest", {"id": turn.request_id})
+        if _lost_parts(turn):
             return
         if isinstance(part, dict):
             self._observe_part(turn, part)
@@ -489,25 +538,32 @@ class NodeSession:
 
     # -- sandbox calls from the host -------------------------------------------------------
 
+    def _env(self, given: Any) -> dict[str, str] | None:
+        """A command's environment: the profile's sandbox defaults under its own."""
+        defaults = dict(self._host.sandbox.env)
+        if isinstance(given, dict):
+            defaults.update({str(key): str(value) for key, value in given.items()})
+        return defaults or None
+
     async def _run(self, params: dict[str, Any]) -> dict[str, Any]:
         command = str(params["command"])
-        env = params.get("env")
+        env = self._env(params.get("env"))
         self._evidence.record("run", command=command, cwd=params.get("workingDirectory"))
         result = await self._sandbox.run(
             command,
             working_directory=params.get("workingDirectory"),
-            env=env if isinstance(env, dict) else None,
+            env=env,
         )
         return {"exitCode": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}
 
     async def _spawn(self, params: dict[str, Any]) -> dict[str, Any]:
         command = str(params["command"])
-        env = params.get("env")
+        env = self._env(params.get("env"))
         self._evidence.record("run", command=command, cwd=params.get("workingDirectory"))
         process = await self._sandbox.spawn(
             command,
             working_directory=params.get("workingDirectory"),
-            env=env if isinstance(env, dict) else None,
+            env=env,
         )
         handle = f"{self._handle}-p{len(self._processes) + 1}"
         self._processes[handle] = process
@@ -597,8 +653,12 @@ class NodeSession:
                 port=self._port,
             )
         except BaseException as error:
+            if isinstance(error, Exception) and _lost_parts(turn):
+                # The kit aborted the turn because the host lost parts: that ended it.
+                assert turn.failure is not None
+                error = turn.failure
             self._record_end(turn, error)
-            raise
+            raise error
         finally:
             turn.ended.set()
         if turn.failure is not None:

@@ -8,12 +8,13 @@ reason; one that starts passing fails the run, so a fix upstream is noticed).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from harness_testkit.conformance import AdapterCapabilities, Expectations
 
-from ._target import EndpointWiring
+from ._target import EndpointWiring, SandboxNeeds
 
 __all__ = ["OFFICIAL_PROFILES", "OfficialProfile", "profile_for"]
 
@@ -29,6 +30,12 @@ class OfficialProfile:
         capabilities: What it supports, declared.
         deviations: Known failures, by check id, with the reason (strict xfail).
         minimum_node: The oldest Node it runs on.
+        by_version: Per published version, how its deviations differ from
+            ``deviations`` (which describe the newest version the kit checked): a check
+            id mapped to its reason adds or replaces one, mapped to ``None`` removes it.
+        sandbox: What it needs of the sandbox session beyond files and processes.
+        sandbox_by_version: Per published version, what it needs instead.
+        wiring_by_version: Per published version, how to point it at the endpoint instead.
     """
 
     package: str
@@ -37,6 +44,29 @@ class OfficialProfile:
     capabilities: AdapterCapabilities
     deviations: Mapping[str, str] = field(default_factory=dict)
     minimum_node: tuple[int, int, int] = (22, 19, 0)
+    by_version: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
+    sandbox: SandboxNeeds = field(default_factory=SandboxNeeds)
+    sandbox_by_version: Mapping[str, SandboxNeeds] = field(default_factory=dict)
+    wiring_by_version: Mapping[str, EndpointWiring] = field(default_factory=dict)
+
+    def for_version(self, version: str | None) -> OfficialProfile:
+        """This profile as it applies to ``version`` (its own deviations)."""
+        delta = self.by_version.get(version or "", {})
+        deviations = dict(self.deviations)
+        for check, reason in delta.items():
+            if reason is None:
+                deviations.pop(check, None)
+            else:
+                deviations[check] = reason
+        return dataclasses.replace(
+            self,
+            deviations=deviations,
+            by_version={},
+            sandbox=self.sandbox_by_version.get(version or "", self.sandbox),
+            sandbox_by_version={},
+            wiring=self.wiring_by_version.get(version or "", self.wiring),
+            wiring_by_version={},
+        )
 
     @property
     def expectations(self) -> Expectations:
@@ -136,10 +166,84 @@ PI = OfficialProfile(
     },
 )
 
+PI = dataclasses.replace(
+    PI,
+    # Before 1.0.80 (c0595b4: "support passing a filesystem and process restricted
+    # sandbox session") pi calls `sandboxSession.restricted()` unconditionally, so it
+    # needs a network session; before 1.0.94 (e0d7cfb) `auth` takes the legacy object
+    # form, whose `customEnv` registers the anthropic provider at a base URL.
+    sandbox_by_version={"1.0.76": SandboxNeeds(network=True)},
+    by_version={
+        # The suspended host approvals settle in these versions: the turn continued from
+        # the state ends (the matrix, docs/matrix.md). No changelog entry between 1.0.109
+        # and 1.0.123 names a change to it.
+        "1.0.104": {"scripted.host-approvals": None},
+        "1.0.109": {"scripted.host-approvals": None},
+    },
+    wiring_by_version={
+        "1.0.76": EndpointWiring(
+            template={
+                "auth": {
+                    "customEnv": {
+                        "ANTHROPIC_API_KEY": "{{endpoint.apiKey}}",
+                        "ANTHROPIC_BASE_URL": "{{endpoint.baseUrl}}",
+                    }
+                }
+            },
+            model="anthropic/claude-sonnet-4-5",
+            protocol="anthropic",
+        )
+    },
+)
+
+#: What the Claude Code CLI must not do offline: phone home, update itself, report.
+_CLAUDE_OFFLINE_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+}
+
+CLAUDE_CODE = OfficialProfile(
+    package="@ai-sdk/harness-claude-code",
+    export="createClaudeCode",
+    # Its auth option `{anthropic: {apiKey, baseUrl}}` becomes the bridge's
+    # ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, which the Claude Code CLI in the sandbox
+    # sends its Anthropic Messages requests to.
+    wiring=EndpointWiring(
+        template={
+            "auth": {
+                "anthropic": {"apiKey": "{{endpoint.apiKey}}", "baseUrl": "{{endpoint.baseUrl}}"}
+            },
+            # A cold bridge start (Node, then the CLI) on a loaded machine.
+            "startupTimeoutMs": 60000,
+        },
+        model="claude-sonnet-4-5",
+        protocol="anthropic",
+    ),
+    capabilities=AdapterCapabilities(
+        builtin_tool_approvals=True,
+        builtin_tool_filtering=True,
+        resume=True,
+        continuation="lossy",
+        scripting=True,
+        # Each turn starts the CLI in the sandbox (a native binary) through the bridge.
+        turn_timeout=60.0,
+    ),
+    # Its runtime runs in the sandbox behind the bridge: one loopback port per session,
+    # and its bootstrap (pnpm installs the Claude Agent SDK and the Claude Code CLI from
+    # the registry) prepared once per machine.
+    sandbox=SandboxNeeds(network=True, ports=1, env=_CLAUDE_OFFLINE_ENV, prepare_bootstrap=True),
+)
+
 #: The official adapters the kit has a profile for, by npm package name.
-OFFICIAL_PROFILES: Mapping[str, OfficialProfile] = {PI.package: PI}
+OFFICIAL_PROFILES: Mapping[str, OfficialProfile] = {
+    PI.package: PI,
+    CLAUDE_CODE.package: CLAUDE_CODE,
+}
 
 
-def profile_for(package: str | None) -> OfficialProfile | None:
-    """The profile of ``package``, if it is an official adapter the kit knows."""
-    return OFFICIAL_PROFILES.get(package or "")
+def profile_for(package: str | None, version: str | None = None) -> OfficialProfile | None:
+    """The profile of ``package`` at ``version``, if it is an official adapter the kit knows."""
+    profile = OFFICIAL_PROFILES.get(package or "")
+    return None if profile is None else profile.for_version(version)

@@ -28,12 +28,20 @@ from harness_testkit.spec import (
 )
 
 from ._host import HostProcess
-from ._install import HOST_DIR, MIN_NODE, NodeTargetSpec, find_node, install_package
+from ._install import (
+    HOST_DIR,
+    MIN_NODE,
+    NodeRuntime,
+    NodeTargetSpec,
+    find_node,
+    install_package,
+)
 
 __all__ = [
     "OFFLINE_API_KEY",
     "EndpointWiring",
     "NodeAdapterHost",
+    "SandboxNeeds",
     "close_hosts",
     "make_factory",
     "register",
@@ -91,6 +99,29 @@ class EndpointWiring:
         return bool(_PLACEHOLDER.search(repr(settings)))
 
 
+@dataclass(frozen=True)
+class SandboxNeeds:
+    """What an adapter needs of the sandbox session beyond files and processes.
+
+    Attributes:
+        network: Hand the adapter a network sandbox session (``restricted()``,
+            ``ports``, ``getPortEndpoint``, no-op ``stop``/``destroy``: the kit owns the
+            sandbox), not a bare one.
+        ports: How many ports the session exposes (implies ``network``): free loopback
+            ports the kit picks per session; their endpoints are ``127.0.0.1`` only.
+        env: Variables under every command's own ``env`` (the sandbox's default
+            environment: the command's values win).
+        prepare_bootstrap: Apply the adapter's bootstrap recipe once on this machine (its
+            absolute ``bootstrapDir`` linked to the kit's cache) instead of in each
+            session; see ``_bootstrap``.
+    """
+
+    network: bool = False
+    ports: int = 0
+    env: Mapping[str, str] = field(default_factory=dict)
+    prepare_bootstrap: bool = False
+
+
 @dataclass
 class NodeAdapterHost:
     """An adapter host process for one target, shared by the run.
@@ -102,6 +133,7 @@ class NodeAdapterHost:
             whatever its settings say, and the scripting extension is off).
         faults: The host's self-test defects (the kit's own tests only).
         minimum_node: The oldest Node the adapter runs on.
+        sandbox: What it needs of the sandbox session beyond files and processes.
     """
 
     target: NodeTargetSpec
@@ -109,6 +141,7 @@ class NodeAdapterHost:
     wiring: EndpointWiring | None = None
     faults: Sequence[str] = ()
     minimum_node: tuple[int, int, int] = MIN_NODE
+    sandbox: SandboxNeeds = field(default_factory=SandboxNeeds)
     script_cursors: dict[str, int] = field(default_factory=dict)
     tracking: dict[str, Any] = field(default_factory=dict)
 
@@ -191,6 +224,8 @@ class NodeAdapterHost:
             probe = self.wiring.settings(_NO_ENDPOINT) if self.wiring is not None else {}
             described = process.call("describe", {"settings": probe}, timeout=STARTUP_TIMEOUT)
             self._description = HostDescription.model_validate(described)
+            if self.sandbox.prepare_bootstrap and self._description.has_bootstrap:
+                self._prepare_bootstrap(process, probe, runtime)
         except BaseException:
             self._close_process()
             raise
@@ -207,6 +242,16 @@ class NodeAdapterHost:
                 "committed" if self.locked else "resolved today (no committed lockfile)"
             )
         self._versions = versions
+
+    def _prepare_bootstrap(
+        self, process: HostProcess, settings: Mapping[str, Any], runtime: NodeRuntime
+    ) -> None:
+        from ._bootstrap import prepare_bootstrap
+
+        made = process.call("createHarness", {"settings": dict(settings)}, timeout=STARTUP_TIMEOUT)
+        recipe = process.call("getBootstrap", {"harness": made["harness"]}, timeout=STARTUP_TIMEOUT)
+        if isinstance(recipe, dict):
+            prepare_bootstrap(recipe, runtime)
 
     def _check_initialized(self, init: Any) -> None:
         if not isinstance(init, dict) or not isinstance(init.get("protocolVersion"), str):
