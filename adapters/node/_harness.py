@@ -167,6 +167,7 @@ class NodeHarness:
                 work_dir=options.session_work_dir,
                 offset=offset,
                 protocol=wiring.protocol,
+                host_tool_name=wiring.host_tool_name,
             )
             settings = wiring.settings(endpoint.base_url)
         try:
@@ -340,7 +341,23 @@ class NodeSession:
                 info[key] = value
         needs = self._host.sandbox
         if needs.network or needs.ports:
-            info["ports"] = free_loopback_ports(needs.ports)
+            ports = self._host.ports_by_session.get(self._options.session_id)
+            if ports is None:
+                ports = self._host.ports_by_session[self._options.session_id] = free_loopback_ports(
+                    needs.ports
+                )
+            info["ports"] = list(ports)
+            if needs.relay_ports:
+                relays = self._host.relays_by_session.get(self._options.session_id)
+                if relays is None:
+                    from ._relay import LoopbackRelay
+
+                    relays = self._host.relays_by_session[self._options.session_id] = [
+                        LoopbackRelay(port) for port in ports
+                    ]
+                info["endpoints"] = {
+                    str(relay.target): f"127.0.0.1:{relay.port}" for relay in relays
+                }
         self._handle = self._host.new_handle("s")
         params: dict[str, Any] = {
             "harness": harness_handle,

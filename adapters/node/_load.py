@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -79,10 +80,10 @@ def load_node_target(
     if profile is not None:
         if target.export is None:
             target = type(target)(**{**target.__dict__, "export": profile.export})
-        wiring = EndpointWiring(
+        wiring = dataclasses.replace(
+            profile.wiring,
             template=_merge(profile.wiring.template, given),
             model=model or profile.wiring.model,
-            protocol=profile.wiring.protocol,
         )
         given = {}
         declared = capabilities or profile.capabilities

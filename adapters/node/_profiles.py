@@ -202,6 +202,9 @@ _CLAUDE_OFFLINE_ENV = {
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_TELEMETRY": "1",
     "DISABLE_ERROR_REPORTING": "1",
+    # The bridge runs allow-all turns with --dangerously-skip-permissions, which the CLI
+    # refuses to a root user unless told it runs in a sandbox (the kit may run as root).
+    "IS_SANDBOX": "1",
 }
 
 CLAUDE_CODE = OfficialProfile(
@@ -220,10 +223,18 @@ CLAUDE_CODE = OfficialProfile(
         },
         model="claude-sonnet-4-5",
         protocol="anthropic",
+        # The bridge offers host tools through its in-process MCP server.
+        host_tool_server="harness-tools",
     ),
     capabilities=AdapterCapabilities(
         builtin_tool_approvals=True,
         builtin_tool_filtering=True,
+        # doCompact sends `/compact` as a user message; JSON response formats go to the
+        # SDK's outputFormat. Its prompt control offers submitUserMessage once the
+        # bridge's hello advertises acknowledged user messages, but steering stays
+        # undeclared for the reason pi's does (capability.steering below).
+        manual_compaction=True,
+        json_response_format=True,
         resume=True,
         continuation="lossy",
         scripting=True,
@@ -233,7 +244,16 @@ CLAUDE_CODE = OfficialProfile(
     # Its runtime runs in the sandbox behind the bridge: one loopback port per session,
     # and its bootstrap (pnpm installs the Claude Agent SDK and the Claude Code CLI from
     # the registry) prepared once per machine.
-    sandbox=SandboxNeeds(network=True, ports=1, env=_CLAUDE_OFFLINE_ENV, prepare_bootstrap=True),
+    # The relay delivers the WebSocket upgrade response apart from the bridge's hello, as
+    # the sandboxes it was written for do: without it, the finding of
+    # the missed bridge-hello (docs/node-adapters.md) fails sessions at random.
+    sandbox=SandboxNeeds(
+        network=True,
+        ports=1,
+        env=_CLAUDE_OFFLINE_ENV,
+        prepare_bootstrap=True,
+        relay_ports=True,
+    ),
 )
 
 #: The official adapters the kit has a profile for, by npm package name.

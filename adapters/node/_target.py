@@ -67,11 +67,21 @@ class EndpointWiring:
         model: The model a turn that names none runs with (the adapter's own string,
             e.g. ``anthropic/claude-sonnet-4-5`` for pi), or ``None``.
         protocol: The wire protocol the adapter speaks to the endpoint.
+        host_tool_server: The in-process MCP server its runtime offers host tools
+            through (their names are ``mcp__<server>__<name>``), or ``None`` when they
+            keep their own names.
     """
 
     template: Mapping[str, Any]
     model: str | None = None
     protocol: Literal["anthropic", "openai-responses", "openai-chat"] = "anthropic"
+    host_tool_server: str | None = None
+
+    def host_tool_name(self, name: str) -> str:
+        """The name the runtime offers host tool ``name`` under (to its model)."""
+        if self.host_tool_server is None:
+            return name
+        return f"mcp__{self.host_tool_server}__{name}"
 
     def settings(self, base_url: str) -> dict[str, Any]:
         """The template with the endpoint's URL and key filled in."""
@@ -114,12 +124,16 @@ class SandboxNeeds:
         prepare_bootstrap: Apply the adapter's bootstrap recipe once on this machine (its
             absolute ``bootstrapDir`` linked to the kit's cache) instead of in each
             session; see ``_bootstrap``.
+        relay_ports: Hand out each port's endpoint through a loopback relay that
+            delivers a response's headers apart from what follows, as a sandbox's port
+            proxy does (see ``_relay``).
     """
 
     network: bool = False
     ports: int = 0
     env: Mapping[str, str] = field(default_factory=dict)
     prepare_bootstrap: bool = False
+    relay_ports: bool = False
 
 
 @dataclass
@@ -143,6 +157,12 @@ class NodeAdapterHost:
     minimum_node: tuple[int, int, int] = MIN_NODE
     sandbox: SandboxNeeds = field(default_factory=SandboxNeeds)
     script_cursors: dict[str, int] = field(default_factory=dict)
+    #: The loopback ports each sandbox session exposes, by session id: a resumed or
+    #: continued session is the same sandbox, and a bridge left running there listens
+    #: on its port.
+    ports_by_session: dict[str, list[int]] = field(default_factory=dict)
+    #: The relays in front of those ports, by session id (closed with the host).
+    relays_by_session: dict[str, list[Any]] = field(default_factory=dict)
     tracking: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -313,6 +333,10 @@ class NodeAdapterHost:
             self._close_process()
 
     def _close_process(self) -> None:
+        for relays in self.relays_by_session.values():
+            for relay in relays:
+                relay.close()
+        self.relays_by_session.clear()
         if self._process is not None:
             self._process.close()
             self._process = None

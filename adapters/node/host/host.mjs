@@ -182,14 +182,15 @@ function sandboxSession(sessionHandle, info) {
   if (info.defaultWorkingDirectory !== undefined) {
     session.defaultWorkingDirectory = info.defaultWorkingDirectory;
   }
-  if (Array.isArray(info.ports)) return networkSession(session, info.ports);
+  if (Array.isArray(info.ports)) return networkSession(session, info.ports, info.endpoints ?? {});
   return session;
 }
 
 // A network sandbox session for bridge adapters (their runtime listens on a port in the
-// sandbox). The kit exposes loopback ports only: every endpoint is 127.0.0.1 on the port
-// itself, and the kit owns the sandbox's lifecycle, so stop and destroy change nothing.
-function networkSession(bare, ports) {
+// sandbox). The kit exposes loopback ports only: every endpoint is 127.0.0.1, on the port
+// itself or on the kit's relay for it (`endpoints`, port -> host:port), and the kit owns
+// the sandbox's lifecycle, so stop and destroy change nothing.
+function networkSession(bare, ports, endpoints) {
   const endpoint = ({ port, protocol = 'http' }) => {
     if (!ports.includes(port)) {
       const error = new Error(
@@ -198,7 +199,7 @@ function networkSession(bare, ports) {
       error.name = 'AI_HarnessCapabilityUnsupportedError';
       throw error;
     }
-    return { url: `${protocol}://127.0.0.1:${port}` };
+    return { url: `${protocol}://${endpoints[String(port)] ?? `127.0.0.1:${port}`}` };
   };
   return {
     ...bare,
