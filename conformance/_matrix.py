@@ -80,16 +80,22 @@ class MatrixColumn:
 
 
 def _cell(
-    status: str, checks: Sequence[str], bundles: Mapping[str, str], base: Path
+    status: str,
+    checks: Sequence[str],
+    outcomes: Mapping[str, tuple[str, str | None]],
+    base: Path,
 ) -> dict[str, Any]:
     cell: dict[str, Any] = {
         "status": _CELL.get(status, "fail"),
         "detail": status,
         "checks": list(checks),
     }
-    links = [bundles[check] for check in checks if check in bundles]
-    if links:
-        cell["bundle"] = _relative(Path(links[0]), base)
+    # The bundle of the check that gave the cell its status (the worst one).
+    for check in checks:
+        check_status, bundle = outcomes.get(check, ("", None))
+        if bundle and _CELL.get(check_status) == cell["status"]:
+            cell["bundle"] = _relative(Path(bundle), base)
+            break
     return cell
 
 
@@ -117,9 +123,9 @@ def build_matrix(
             continue
         data = json.loads(column.report.read_text(encoding="utf-8"))
         (run,) = load_report(column.report)
-        bundles = {r.check_id: r.bundle for r in run.results if r.bundle}
+        outcomes = {r.check_id: (r.status, r.bundle) for r in run.results}
         per_version[column.version] = {
-            requirement: _cell(status, checks, bundles, out_dir)
+            requirement: _cell(status, checks, outcomes, out_dir)
             for requirement, (status, checks) in requirement_statuses(run).items()
         }
         summary = data.get("summary", {})
@@ -273,7 +279,11 @@ def matrix(
             # installed is a column with the reason, and the matrix goes on.
             _probe_factory(loaded)
         except _SetupError as error:
-            columns.append(MatrixColumn(version, None, str(error), time.monotonic() - started))
+            # npm's pointer to its own log names a file of this machine: left out.
+            reason = "\n".join(
+                line for line in str(error).splitlines() if "complete log of this run" not in line
+            )
+            columns.append(MatrixColumn(version, None, reason, time.monotonic() - started))
             click.echo(f"matrix: {spec} did not run: {error}", err=True)
             _close_node_hosts()
             continue

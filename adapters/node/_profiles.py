@@ -166,6 +166,12 @@ PI = OfficialProfile(
     },
 )
 
+_SILENT_COMPACTION = (
+    "finding (ADAPTER-040): doCompact on a session with nothing in it returns without an "
+    "error, and no compaction part follows on the next turn (from 1.0.110, whose 3df6dc6 "
+    "initializes cold sessions before compaction, it throws 'Nothing to compact' instead)"
+)
+
 PI = dataclasses.replace(
     PI,
     # Before 1.0.80 (c0595b4: "support passing a filesystem and process restricted
@@ -175,10 +181,13 @@ PI = dataclasses.replace(
     sandbox_by_version={"1.0.76": SandboxNeeds(network=True)},
     by_version={
         # The suspended host approvals settle in these versions: the turn continued from
-        # the state ends (the matrix, docs/matrix.md). No changelog entry between 1.0.109
-        # and 1.0.123 names a change to it.
-        "1.0.104": {"scripted.host-approvals": None},
-        "1.0.109": {"scripted.host-approvals": None},
+        # the state ends (docs/matrix.md). No changelog entry between 1.0.109 and 1.0.123
+        # says it changed. Manual compaction fails another way before 1.0.110.
+        version: {
+            "scripted.host-approvals": None,
+            "capability.manual-compaction": _SILENT_COMPACTION,
+        }
+        for version in ("1.0.76", "1.0.104", "1.0.109")
     },
     wiring_by_version={
         "1.0.76": EndpointWiring(
