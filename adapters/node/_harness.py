@@ -12,7 +12,6 @@ runtime asked its model.
 from __future__ import annotations
 
 import base64
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,6 +46,7 @@ from harness_testkit.spec import (
 from ._bridge import Port, call, spawn_detached
 from ._control import NodePromptControl, prompt_control
 from ._evidence import SessionTracking
+from ._relay import session_ports
 from ._scripting import ScriptedEndpoint
 
 if TYPE_CHECKING:
@@ -229,20 +229,6 @@ def _json_schema_validator(schema: Mapping[str, Any]) -> Any:
     return validate
 
 
-def free_loopback_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports free on 127.0.0.1 now (the OS picks them)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sockets.append(listener)
-            listener.bind(("127.0.0.1", 0))
-        return [listener.getsockname()[1] for listener in sockets]
-    finally:
-        for listener in sockets:
-            listener.close()
-
-
 def _lost_parts(turn: Turn) -> bool:
     """Whether the host lost parts of ``turn`` (HOST-013)."""
     failure = turn.failure
@@ -339,25 +325,7 @@ class NodeSession:
             value = getattr(sandbox, attribute, None)
             if isinstance(value, str):
                 info[key] = value
-        needs = self._host.sandbox
-        if needs.network or needs.ports:
-            ports = self._host.ports_by_session.get(self._options.session_id)
-            if ports is None:
-                ports = self._host.ports_by_session[self._options.session_id] = free_loopback_ports(
-                    needs.ports
-                )
-            info["ports"] = list(ports)
-            if needs.relay_ports:
-                relays = self._host.relays_by_session.get(self._options.session_id)
-                if relays is None:
-                    from ._relay import LoopbackRelay
-
-                    relays = self._host.relays_by_session[self._options.session_id] = [
-                        LoopbackRelay(port) for port in ports
-                    ]
-                info["endpoints"] = {
-                    str(relay.target): f"127.0.0.1:{relay.port}" for relay in relays
-                }
+        info.update(session_ports(self._host, self._options.session_id))
         self._handle = self._host.new_handle("s")
         params: dict[str, Any] = {
             "harness": harness_handle,

@@ -1,4 +1,8 @@
-"""A loopback TCP relay in front of a bridge's port, as a sandbox's port proxy is.
+"""The ports a sandbox session exposes to a bridge adapter, and the relay in front of them.
+
+Each session of an adapter whose profile asks for ports gets free ``127.0.0.1`` ports,
+kept by session id (a resumed or continued session is the same sandbox, and a bridge
+left running there listens on its port).
 
 Upstream's sandboxes reach a bridge through a network proxy, so a WebSocket's upgrade
 response and the bridge's first frame arrive apart. On this machine the kit's local
@@ -15,8 +19,12 @@ import contextlib
 import socket
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["LoopbackRelay"]
+if TYPE_CHECKING:
+    from ._target import NodeAdapterHost
+
+__all__ = ["LoopbackRelay", "free_loopback_ports", "session_ports"]
 
 #: How long the relay holds what follows an upgrade response's headers (a proxy hop).
 HOP_SECONDS = 0.05
@@ -94,3 +102,35 @@ class LoopbackRelay:
         for item in sockets:
             with contextlib.suppress(OSError):
                 item.close()
+
+
+def free_loopback_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports free on 127.0.0.1 now (the OS picks them)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sockets.append(listener)
+            listener.bind(("127.0.0.1", 0))
+        return [listener.getsockname()[1] for listener in sockets]
+    finally:
+        for listener in sockets:
+            listener.close()
+
+
+def session_ports(host: NodeAdapterHost, session_id: str) -> dict[str, Any]:
+    """What ``doStart``'s ``sandbox`` says of the session's ports: ``ports`` (and
+    ``endpoints``, port -> ``127.0.0.1:relay``, with a relay), or nothing."""
+    needs = host.sandbox
+    if not (needs.network or needs.ports):
+        return {}
+    ports = host.ports_by_session.get(session_id)
+    if ports is None:
+        ports = host.ports_by_session[session_id] = free_loopback_ports(needs.ports)
+    info: dict[str, Any] = {"ports": list(ports)}
+    if needs.relay_ports:
+        relays = host.relays_by_session.get(session_id)
+        if relays is None:
+            relays = host.relays_by_session[session_id] = [LoopbackRelay(p) for p in ports]
+        info["endpoints"] = {str(relay.target): f"127.0.0.1:{relay.port}" for relay in relays}
+    return info

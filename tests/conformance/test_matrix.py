@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -21,7 +22,7 @@ from harness_testkit.conformance._report import Status
 
 
 def _result(
-    check_id: str, status: Status, requirements: tuple[str, ...], **extra: str
+    check_id: str, status: Status, requirements: tuple[str, ...], **extra: Any
 ) -> CheckResult:
     return CheckResult(
         check_id=check_id,
@@ -31,7 +32,7 @@ def _result(
         level="MUST",
         areas=("ADAPTER",),
         status=status,
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 
