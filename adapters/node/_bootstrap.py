@@ -108,11 +108,16 @@ def prepare_bootstrap(recipe: Mapping[str, Any], node: NodeRuntime) -> Path:
                 target = folder / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(str(item.get("content", "")), encoding="utf-8")
-            pnpm = install_package("pnpm", PNPM_VERSION).resolve_from / "node_modules" / ".bin"
             env = {k: v for k, v in os.environ.items() if not k.startswith("npm_")}
-            env["PATH"] = os.pathsep.join(
-                [str(Path(node.executable).parent), str(pnpm), env.get("PATH", "/usr/bin:/bin")]
-            )
+            if commands:
+                pnpm = install_package("pnpm", PNPM_VERSION).resolve_from / "node_modules"
+                env["PATH"] = os.pathsep.join(
+                    [
+                        str(Path(node.executable).parent),
+                        str(pnpm / ".bin"),
+                        env.get("PATH", "/usr/bin:/bin"),
+                    ]
+                )
             for item in commands:
                 command = str(item.get("command", ""))
                 _run(command, cwd=link, env=env, harness_id=harness_id)
