@@ -318,11 +318,6 @@ CLAUDE_CODE = OfficialProfile(
             "count an execution by; the check cannot tell an executed call from one "
             "that was not"
         ),
-        "scripted.suspend-running-turn": (
-            "finding (ADAPTER-031): after doSuspendTurn of a running turn, its done() "
-            "raises the runtime's '[ede_diagnostic] result_type=user ...' error instead "
-            "of returning (the same interrupt as lifecycle.suspend-continue)"
-        ),
         "scripted.time-slices": (
             "finding (ADAPTER-032): a turn suspended and continued slice by slice loses "
             "parts the uninterrupted turn has (a text-delta before a host call)"
