@@ -12,6 +12,7 @@ is inline and there is no script.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -233,7 +234,10 @@ def requirement_statuses(run: ReportRun) -> dict[str, tuple[str, list[str]]]:
     for result in run.results:
         for requirement in result.requirements:
             status = result.status
-            if status == "fail" and result.failed_requirement not in (None, requirement):
+            if status in ("fail", "xfail") and result.failed_requirement not in (
+                None,
+                requirement,
+            ):
                 # The check failed on another requirement before it verified this one.
                 status = "unverified"
             seen.setdefault(requirement, []).append((status, result.check_id))
@@ -576,17 +580,35 @@ def _single(run: ReportRun) -> str:
     return _page(f"harness-v1 conformance: {run.adapter}", "".join(body))
 
 
-def _status_cell(status: str | None, tooltip: str) -> str:
+def _status_cell(status: str | None, tooltip: str, href: str | None = None) -> str:
     if status is None:
         return '<td class="status muted" style="background:#fff;color:#59636e">—</td>'
     text_colour = "#1f2328" if status in ("skip", "unverified", "xfail") else "#fff"
+    text = escape(status)
+    if href is not None:
+        text = f'<a href="{escape(href)}" style="color:inherit">{text}</a>'
     return (
         f'<td class="status" data-status="{escape(status)}" title="{escape(tooltip)}" '
-        f'style="background:{_colour(status)};color:{text_colour}">{escape(status)}</td>'
+        f'style="background:{_colour(status)};color:{text_colour}">{text}</td>'
     )
 
 
-def _compare(runs: Sequence[ReportRun]) -> str:
+def _bundle_link(run: ReportRun, checks: Sequence[str], link_base: Path | None) -> str | None:
+    """A link (relative to ``link_base``) to the replay bundle of the first of ``checks``
+    that wrote one, or ``None``."""
+    if link_base is None:
+        return None
+    bundles = {r.check_id: r.bundle for r in run.results if r.bundle}
+    for check in checks:
+        if check in bundles:
+            path = Path(str(bundles[check]))
+            if not path.is_absolute():
+                path = Path.cwd() / path
+            return os.path.relpath(path, link_base)
+    return None
+
+
+def _compare(runs: Sequence[ReportRun], link_base: Path | None = None) -> str:
     per_run = [requirement_statuses(run) for run in runs]
     ids = sorted({req for statuses in per_run for req in statuses})
     requirements = _catalogue({*ids, *_failed_ids(runs)}, runs)
@@ -612,8 +634,9 @@ def _compare(runs: Sequence[ReportRun]) -> str:
                 _status_cell(
                     statuses[req][0] if req in statuses else None,
                     f"{req}: {', '.join(statuses[req][1])}" if req in statuses else "",
+                    _bundle_link(run, statuses[req][1], link_base) if req in statuses else None,
                 )
-                for statuses in per_run
+                for run, statuses in zip(runs, per_run, strict=True)
             )
             rows.append(
                 f'<tr><td title="{escape(requirements[req].statement)}">{_requirement_link(req)}'
@@ -655,15 +678,20 @@ def _compare(runs: Sequence[ReportRun]) -> str:
     return _page(f"harness-v1 conformance: {len(runs)} runs", "".join(body))
 
 
-def render_html(runs: Sequence[ReportRun]) -> str:
+def render_html(runs: Sequence[ReportRun], *, link_base: Path | None = None) -> str:
     """One run's page, or several runs side by side.
+
+    Args:
+        runs: The runs.
+        link_base: The folder the page is written to: side by side, a requirement's cell
+            then links to the replay bundle of its failing check (relative to it).
 
     Raises:
         ValueError: no run given.
     """
     if not runs:
         raise ValueError("no conformance run to render")
-    return _single(runs[0]) if len(runs) == 1 else _compare(runs)
+    return _single(runs[0]) if len(runs) == 1 else _compare(runs, link_base)
 
 
 def write_html(path: Path, reports: Sequence[Mapping[str, Any]]) -> None:

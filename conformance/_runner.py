@@ -124,6 +124,9 @@ class RunOptions:
     #: The run's turn ledger, shared by its checks; :func:`run_suite` gives each run a
     #: fresh one (``None``: turns are neither counted nor refused).
     turns: TurnLedger | None = field(default=None, compare=False, repr=False)
+    #: Write replay bundles for declared failures (strict xfails) too, not only for
+    #: failures and errors (the version matrix links every failing cell to one).
+    bundle_declared: bool = False
 
     @property
     def profile_settings(self) -> Profile:
@@ -443,7 +446,8 @@ def run_check(
                 f"expected to fail ({expected}) but passed: remove the xfail entry",
             )
     bundle = None
-    if status in ("fail", "error") and options.bundle_dir is not None:
+    bundled = ("fail", "error", "xfail") if options.bundle_declared else ("fail", "error")
+    if status in bundled and options.bundle_dir is not None:
         bundle = _write_bundle(
             options, target, check, message, failed, failing_scenario, transcript, trace, unshrunk
         )
@@ -488,11 +492,34 @@ def _known(requirement: str) -> bool:
 
 
 async def _run_once(check: Check, context: CheckContext, scenario: Any) -> None:
-    if check.run_scenario is not None:
-        await check.run_scenario(context, scenario)
-    else:
-        assert check.run is not None
-        await check.run(context)
+    try:
+        if check.run_scenario is not None:
+            await check.run_scenario(context, scenario)
+        else:
+            assert check.run is not None
+            await check.run(context)
+    except Exception as error:
+        broken = _boundary_failure(context)
+        if broken is not None:
+            raise broken from error
+        raise
+    broken = _boundary_failure(context)
+    if broken is not None:
+        raise broken
+
+
+def _boundary_failure(context: CheckContext) -> HostProtocolError | None:
+    """The host protocol failure an out-of-process adapter of the check recorded.
+
+    The agent turns a failed turn into an ``error`` part, so a check would judge the
+    adapter's stream where the boundary to it broke (parts lost on the way: HOST-013);
+    the adapter's ``boundary_failure`` names the rule instead.
+    """
+    for adapter in context.adapters:
+        failure = getattr(adapter.inner, "boundary_failure", None)
+        if isinstance(failure, HostProtocolError):
+            return failure
+    return None
 
 
 def _run_in_loop(

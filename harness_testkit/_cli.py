@@ -28,6 +28,7 @@ _SUBCOMMANDS: dict[str, str] = {
     "sandbox": "harness_testkit.sandbox._cli:sandbox",
     "check": "harness_testkit.conformance._cli:check",
     "replay": "harness_testkit.conformance._cli:replay",
+    "matrix": "harness_testkit.conformance._matrix:matrix",
     "check-sandbox": "harness_testkit.conformance._sandbox._run:check_sandbox",
     "selftest": "harness_testkit.conformance._zoo._selftest:selftest",
     "simulate": "harness_testkit.simulate._cli:simulate",

@@ -12,7 +12,7 @@ Calls go both ways::
                                  doDestroy, shutdown
     kit  -> host  notifications  $/cancelRequest {id}   (aborts that request's AbortSignal)
                                  process/output, process/exit (a spawned sandbox process)
-    host -> kit   notifications  emit {turn, part}, log {level, message}
+    host -> kit   notifications  emit {turn, part, seq}, log {level, message}
     host -> kit   requests       sandbox/run, sandbox/spawn, sandbox/readTextFile,
                                  sandbox/readBinaryFile, sandbox/writeTextFile,
                                  sandbox/writeBinaryFile, process/kill
@@ -446,6 +446,9 @@ class EmitParams(_Wire):
 
     turn: str
     part: dict[str, JSONValue]
+    #: The part's number in its turn, from 1, counted where the adapter emits it (so a
+    #: part the host lost on its way to stdout leaves a gap: HOST-013).
+    seq: int = Field(ge=1)
 
 
 class LogParams(_Wire):

@@ -108,14 +108,15 @@ class Port:
         host: The host the session lives in.
         handlers: Method -> async handler of a host request (``sandbox/run``, ...); the
             handler's return value is the result.
-        on_emit: Called in the loop, in order, with (turn id, part dict) per ``emit``.
+        on_emit: Called in the loop, in order, with (turn id, part dict, its ``seq`` or
+            ``None``) per ``emit``.
     """
 
     def __init__(
         self,
         host: HostProcess,
         handlers: Mapping[str, Callable[[dict[str, Any]], Awaitable[Any]]],
-        on_emit: Callable[[str, dict[str, Any]], None],
+        on_emit: Callable[[str, dict[str, Any], Any], None],
     ) -> None:
         self._host = host
         self._handlers = dict(handlers)
@@ -206,10 +207,12 @@ class Port:
         params = frame.get("params") or {}
         if method == "emit":
             part = params.get("part")
-            self._on_emit(str(params.get("turn")), part if isinstance(part, dict) else {})
+            self._on_emit(
+                str(params.get("turn")), part if isinstance(part, dict) else {}, params.get("seq")
+            )
             return
         if method == "$/broken":
-            self._on_emit("", {"$broken": True})
+            self._on_emit("", {"$broken": True}, None)
             return
         if method == "$/cancelRequest":
             scope = self._cancels.get(str(params.get("id")))

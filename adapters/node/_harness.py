@@ -34,6 +34,7 @@ from harness_testkit.spec import (
     HarnessSessionStateError,
     HarnessTurnError,
     HostDescription,
+    HostProtocolError,
     JSONValue,
     PromptTurnOptions,
     ResumeSessionState,
@@ -45,6 +46,7 @@ from harness_testkit.spec import (
 from ._bridge import Port, call, spawn_detached
 from ._control import NodePromptControl, prompt_control
 from ._evidence import SessionTracking
+from ._relay import session_ports
 from ._scripting import ScriptedEndpoint
 
 if TYPE_CHECKING:
@@ -84,6 +86,10 @@ class NodeHarness:
         }
         self._script = script if script is not None else Script.default()
         self._observations = ObservationLog()
+        #: The first host protocol failure a session of this adapter saw inside a turn
+        #: (parts lost on the way: HOST-013); the suite fails the check with it, where
+        #: the agent alone would see only the turn's ``error`` part.
+        self.boundary_failure: HostProtocolError | None = None
         schema = self._description.lifecycle_state_schema
         if schema is not None:
             self.lifecycle_state_schema = _json_schema_validator(schema)
@@ -161,6 +167,7 @@ class NodeHarness:
                 work_dir=options.session_work_dir,
                 offset=offset,
                 protocol=wiring.protocol,
+                host_tool_name=wiring.host_tool_name,
             )
             settings = wiring.settings(endpoint.base_url)
         try:
@@ -222,12 +229,20 @@ def _json_schema_validator(schema: Mapping[str, Any]) -> Any:
     return validate
 
 
+def _lost_parts(turn: Turn) -> bool:
+    """Whether the host lost parts of ``turn`` (HOST-013)."""
+    failure = turn.failure
+    return isinstance(failure, HostProtocolError) and failure.requirement == "HOST-013"
+
+
 @dataclass
 class Turn:
     index: int
     turn_id: str
     options: ContinueTurnOptions
     request_id: int | None = None
+    #: How many ``emit`` frames of the turn arrived (their ``seq`` must count 1, 2, ...).
+    received: int = 0
     ended: anyio.Event = field(default_factory=anyio.Event)
     failure: BaseException | None = None
 
@@ -310,6 +325,7 @@ class NodeSession:
             value = getattr(sandbox, attribute, None)
             if isinstance(value, str):
                 info[key] = value
+        info.update(session_ports(self._host, self._options.session_id))
         self._handle = self._host.new_handle("s")
         params: dict[str, Any] = {
             "harness": harness_handle,
@@ -417,7 +433,7 @@ class NodeSession:
 
         spawn_detached(watch)
 
-    def _on_emit(self, turn_id: str, part: Any) -> None:
+    def _on_emit(self, turn_id: str, part: Any, seq: Any) -> None:
         if isinstance(part, dict) and part.get("$broken"):
             for live in self._turns.values():
                 if not live.ended.is_set():
@@ -425,6 +441,24 @@ class NodeSession:
             return
         turn = self._turns.get(turn_id)
         if turn is None:
+            return
+        turn.received += 1
+        if seq != turn.received and turn.failure is None:
+            # The host numbers parts where the adapter emits them: a gap is a part lost
+            # inside the host (for example emitted before it wired its consumer).
+            turn.failure = HostProtocolError(
+                "HOST-013",
+                f"{self._host.target.label}: emit {turn.received} of turn {turn_id} carries "
+                f"seq {seq!r}: the host lost parts the adapter emitted (they count from 1, "
+                "with no gap)",
+            )
+            if self._harness.boundary_failure is None:
+                self._harness.boundary_failure = turn.failure
+            # The consumer would see a stream with a hole in it; it sees no more, and the
+            # turn is aborted, so done() ends it with this failure.
+            if turn.request_id is not None:
+                self._host.process.notify("$/cancelRequest", {"id": turn.request_id})
+        if _lost_parts(turn):
             return
         if isinstance(part, dict):
             self._observe_part(turn, part)
@@ -489,25 +523,32 @@ class NodeSession:
 
     # -- sandbox calls from the host -------------------------------------------------------
 
+    def _env(self, given: Any) -> dict[str, str] | None:
+        """A command's environment: the profile's sandbox defaults under its own."""
+        defaults = dict(self._host.sandbox.env)
+        if isinstance(given, dict):
+            defaults.update({str(key): str(value) for key, value in given.items()})
+        return defaults or None
+
     async def _run(self, params: dict[str, Any]) -> dict[str, Any]:
         command = str(params["command"])
-        env = params.get("env")
+        env = self._env(params.get("env"))
         self._evidence.record("run", command=command, cwd=params.get("workingDirectory"))
         result = await self._sandbox.run(
             command,
             working_directory=params.get("workingDirectory"),
-            env=env if isinstance(env, dict) else None,
+            env=env,
         )
         return {"exitCode": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}
 
     async def _spawn(self, params: dict[str, Any]) -> dict[str, Any]:
         command = str(params["command"])
-        env = params.get("env")
+        env = self._env(params.get("env"))
         self._evidence.record("run", command=command, cwd=params.get("workingDirectory"))
         process = await self._sandbox.spawn(
             command,
             working_directory=params.get("workingDirectory"),
-            env=env if isinstance(env, dict) else None,
+            env=env,
         )
         handle = f"{self._handle}-p{len(self._processes) + 1}"
         self._processes[handle] = process
@@ -597,8 +638,12 @@ class NodeSession:
                 port=self._port,
             )
         except BaseException as error:
+            if isinstance(error, Exception) and _lost_parts(turn):
+                # The kit aborted the turn because the host lost parts: that ended it.
+                assert turn.failure is not None
+                error = turn.failure
             self._record_end(turn, error)
-            raise
+            raise error
         finally:
             turn.ended.set()
         if turn.failure is not None:

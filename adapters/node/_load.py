@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -12,7 +13,7 @@ from harness_testkit.spec import HostSetupError
 
 from ._install import parse_node_target
 from ._profiles import profile_for
-from ._target import EndpointWiring, NodeAdapterHost, make_factory, register
+from ._target import EndpointWiring, NodeAdapterHost, SandboxNeeds, make_factory, register
 
 __all__ = ["load_node_target", "read_settings"]
 
@@ -69,24 +70,26 @@ def load_node_target(
         HostSetupError: a malformed target, or npm/Node/the package unavailable.
     """
     target = parse_node_target(spec)
-    profile = profile_for(target.name) if target.kind == "npm" else None
+    profile = profile_for(target.name, target.version) if target.kind == "npm" else None
     given = dict(settings or {})
     wiring: EndpointWiring | None = None
     declared: AdapterCapabilities | None
     expectations = None
     minimum_node: tuple[int, int, int] = (20, 0, 0)
+    sandbox = SandboxNeeds()
     if profile is not None:
         if target.export is None:
             target = type(target)(**{**target.__dict__, "export": profile.export})
-        wiring = EndpointWiring(
+        wiring = dataclasses.replace(
+            profile.wiring,
             template=_merge(profile.wiring.template, given),
             model=model or profile.wiring.model,
-            protocol=profile.wiring.protocol,
         )
         given = {}
         declared = capabilities or profile.capabilities
         expectations = profile.expectations
         minimum_node = profile.minimum_node
+        sandbox = profile.sandbox
     else:
         if EndpointWiring.uses_endpoint(given):
             wiring = EndpointWiring(template=given, model=model)
@@ -94,7 +97,12 @@ def load_node_target(
         declared = capabilities
     host = register(
         NodeAdapterHost(
-            target, settings=given, wiring=wiring, faults=tuple(faults), minimum_node=minimum_node
+            target,
+            settings=given,
+            wiring=wiring,
+            faults=tuple(faults),
+            minimum_node=minimum_node,
+            sandbox=sandbox,
         )
     )
     factory = make_factory(host)

@@ -8,12 +8,13 @@ reason; one that starts passing fails the run, so a fix upstream is noticed).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from harness_testkit.conformance import AdapterCapabilities, Expectations
 
-from ._target import EndpointWiring
+from ._target import EndpointWiring, SandboxNeeds
 
 __all__ = ["OFFICIAL_PROFILES", "OfficialProfile", "profile_for"]
 
@@ -29,6 +30,12 @@ class OfficialProfile:
         capabilities: What it supports, declared.
         deviations: Known failures, by check id, with the reason (strict xfail).
         minimum_node: The oldest Node it runs on.
+        by_version: Per published version, how its deviations differ from
+            ``deviations`` (which describe the newest version the kit checked): a check
+            id mapped to its reason adds or replaces one, mapped to ``None`` removes it.
+        sandbox: What it needs of the sandbox session beyond files and processes.
+        sandbox_by_version: Per published version, what it needs instead.
+        wiring_by_version: Per published version, how to point it at the endpoint instead.
     """
 
     package: str
@@ -37,6 +44,29 @@ class OfficialProfile:
     capabilities: AdapterCapabilities
     deviations: Mapping[str, str] = field(default_factory=dict)
     minimum_node: tuple[int, int, int] = (22, 19, 0)
+    by_version: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
+    sandbox: SandboxNeeds = field(default_factory=SandboxNeeds)
+    sandbox_by_version: Mapping[str, SandboxNeeds] = field(default_factory=dict)
+    wiring_by_version: Mapping[str, EndpointWiring] = field(default_factory=dict)
+
+    def for_version(self, version: str | None) -> OfficialProfile:
+        """This profile as it applies to ``version`` (its own deviations)."""
+        delta = self.by_version.get(version or "", {})
+        deviations = dict(self.deviations)
+        for check, reason in delta.items():
+            if reason is None:
+                deviations.pop(check, None)
+            else:
+                deviations[check] = reason
+        return dataclasses.replace(
+            self,
+            deviations=deviations,
+            by_version={},
+            sandbox=self.sandbox_by_version.get(version or "", self.sandbox),
+            sandbox_by_version={},
+            wiring=self.wiring_by_version.get(version or "", self.wiring),
+            wiring_by_version={},
+        )
 
     @property
     def expectations(self) -> Expectations:
@@ -146,10 +176,179 @@ PI = OfficialProfile(
     },
 )
 
+_SILENT_COMPACTION = (
+    "finding (ADAPTER-040): doCompact on a session with nothing in it returns without an "
+    "error, and no compaction part follows on the next turn (from 1.0.110, whose 3df6dc6 "
+    "initializes cold sessions before compaction, it throws 'Nothing to compact' instead)"
+)
+
+PI = dataclasses.replace(
+    PI,
+    # Before 1.0.80 (c0595b4: "support passing a filesystem and process restricted
+    # sandbox session") pi calls `sandboxSession.restricted()` unconditionally, so it
+    # needs a network session; before 1.0.94 (e0d7cfb) `auth` takes the legacy object
+    # form, whose `customEnv` registers the anthropic provider at a base URL.
+    sandbox_by_version={"1.0.76": SandboxNeeds(network=True)},
+    by_version={
+        # The suspended host approvals settle in these versions: the turn continued from
+        # the state ends (docs/matrix.md). No changelog entry between 1.0.109 and 1.0.123
+        # says it changed. Manual compaction fails another way before 1.0.110.
+        version: {
+            "scripted.host-approvals": None,
+            "capability.manual-compaction": _SILENT_COMPACTION,
+        }
+        for version in ("1.0.76", "1.0.104", "1.0.109")
+    },
+    wiring_by_version={
+        "1.0.76": EndpointWiring(
+            template={
+                "auth": {
+                    "customEnv": {
+                        "ANTHROPIC_API_KEY": "{{endpoint.apiKey}}",
+                        "ANTHROPIC_BASE_URL": "{{endpoint.baseUrl}}",
+                    }
+                }
+            },
+            model="anthropic/claude-sonnet-4-5",
+            protocol="anthropic",
+        )
+    },
+)
+
+#: What the Claude Code CLI must not do offline: phone home, update itself, report.
+_CLAUDE_OFFLINE_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    # The bridge runs allow-all turns with --dangerously-skip-permissions, which the CLI
+    # refuses to a root user unless told it runs in a sandbox (the kit may run as root).
+    "IS_SANDBOX": "1",
+}
+
+CLAUDE_CODE = OfficialProfile(
+    package="@ai-sdk/harness-claude-code",
+    export="createClaudeCode",
+    # Its auth option `{anthropic: {apiKey, baseUrl}}` becomes the bridge's
+    # ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, which the Claude Code CLI in the sandbox
+    # sends its Anthropic Messages requests to.
+    wiring=EndpointWiring(
+        template={
+            "auth": {
+                "anthropic": {"apiKey": "{{endpoint.apiKey}}", "baseUrl": "{{endpoint.baseUrl}}"}
+            },
+            # A cold bridge start (Node, then the CLI) on a loaded machine.
+            "startupTimeoutMs": 60000,
+        },
+        model="claude-sonnet-4-5",
+        protocol="anthropic",
+        # The bridge offers host tools through its in-process MCP server.
+        host_tool_server="harness-tools",
+    ),
+    capabilities=AdapterCapabilities(
+        builtin_tool_approvals=True,
+        builtin_tool_filtering=True,
+        # doCompact sends `/compact` as a user message; JSON response formats go to the
+        # SDK's outputFormat. Its prompt control offers submitUserMessage once the
+        # bridge's hello advertises acknowledged user messages, but steering stays
+        # undeclared for the reason pi's does (capability.steering below).
+        manual_compaction=True,
+        json_response_format=True,
+        resume=True,
+        continuation="lossy",
+        scripting=True,
+        # Each turn starts the CLI in the sandbox (a native binary) through the bridge.
+        turn_timeout=60.0,
+    ),
+    # Its runtime runs in the sandbox behind the bridge: one loopback port per session,
+    # and its bootstrap (pnpm installs the Claude Agent SDK and the Claude Code CLI from
+    # the registry) prepared once per machine.
+    # The relay delivers the WebSocket upgrade response apart from the bridge's hello, as
+    # the sandboxes it was written for do: without it, the finding of
+    # the missed bridge-hello (docs/node-adapters.md) fails sessions at random.
+    sandbox=SandboxNeeds(
+        network=True,
+        ports=1,
+        env=_CLAUDE_OFFLINE_ENV,
+        prepare_bootstrap=True,
+        relay_ports=True,
+    ),
+    # Findings about @ai-sdk/harness-claude-code 1.0.41 through its bridge, and the limits
+    # of judging a runtime that runs in the sandbox (docs/node-adapters.md).
+    deviations={
+        "capability.manual-compaction": (
+            "finding (ADAPTER-040): doCompact sends `/compact` and returns, but no "
+            "compaction part reaches the next turn (the bridge emits one from the SDK's "
+            "compact boundary; the adapter's host side does not forward it, as the "
+            "spec notes read from its source)"
+        ),
+        "capability.steering": PI.deviations["capability.steering"].replace(
+            "pi's prompt control", "the prompt control (once the bridge's hello advertises it)"
+        ),
+        "capability.json-response-format": (
+            "scripting limit (RESULT-020): the SDK asks the model for structured output "
+            "through the CLI's own StructuredOutput tool; the scripted model answers the "
+            "black-box prompt with text, so the final text is not JSON"
+        ),
+        "lifecycle.detach-resume": (
+            "finding (ADAPTER-044): the turn after a detach and a resume (an attach to the "
+            "bridge left running, or a rerun) does not settle within the turn timeout; "
+            "not isolated further"
+        ),
+        "lifecycle.suspend-continue": (
+            "finding (ADAPTER-030): doSuspendTurn of a running turn fails with "
+            "'SandboxChannel: interrupt failed: Query closed before response received' "
+            "instead of returning a continue state"
+        ),
+        "scripted.emission-equals-script": (
+            "finding (ADAPTER-057): host tool calls reach the consumer under ids the "
+            "bridge mints (UUIDs), not the model's tool_use ids: the in-process MCP "
+            "server that runs them never sees the model's id"
+        ),
+        "scripted.tool-merging": (
+            "finding (TOOLSPEC-002): the same re-identified host calls (see "
+            "scripted.emission-equals-script): the consumer has no call under the "
+            "model's id"
+        ),
+        "scripted.filtering": (
+            "finding (FILTER-005): the same re-identified host calls: an active host "
+            "tool's call is not found under the model's id"
+        ),
+        "scripted.host-approvals": (
+            "finding (ADAPTER-057): a host call awaiting approval carries a bridge-minted "
+            "id, not the model's"
+        ),
+        "scripted.mcp-tools": (
+            "finding (TOOLSPEC-017): a call of an MCP tool the harness does not declare "
+            "is emitted with providerExecuted: true but without dynamic: true"
+        ),
+        "scripted.permission-modes": (
+            "kit limit (APPROVAL-034): the CLI runs its built-ins inside the sandbox, "
+            "reading and writing files itself, so the kit sees no sandbox operation to "
+            "count an execution by; the check cannot tell an executed call from one "
+            "that was not"
+        ),
+        "scripted.time-slices": (
+            "finding (ADAPTER-032): a turn suspended and continued slice by slice loses "
+            "parts the uninterrupted turn has (a text-delta before a host call)"
+        ),
+        "scripted.resume-next-prompt": (
+            "finding (ADAPTER-044): the next prompt of a resumed session does not settle "
+            "within the turn timeout (as lifecycle.detach-resume)"
+        ),
+        "scripted.dynamic-parts": PI.deviations["scripted.dynamic-parts"],
+        "scripted.runtime-crash": PI.deviations["scripted.runtime-crash"],
+    },
+)
+
 #: The official adapters the kit has a profile for, by npm package name.
-OFFICIAL_PROFILES: Mapping[str, OfficialProfile] = {PI.package: PI}
+OFFICIAL_PROFILES: Mapping[str, OfficialProfile] = {
+    PI.package: PI,
+    CLAUDE_CODE.package: CLAUDE_CODE,
+}
 
 
-def profile_for(package: str | None) -> OfficialProfile | None:
-    """The profile of ``package``, if it is an official adapter the kit knows."""
-    return OFFICIAL_PROFILES.get(package or "")
+def profile_for(package: str | None, version: str | None = None) -> OfficialProfile | None:
+    """The profile of ``package`` at ``version``, if it is an official adapter the kit knows."""
+    profile = OFFICIAL_PROFILES.get(package or "")
+    return None if profile is None else profile.for_version(version)

@@ -12,7 +12,7 @@ target declares them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -88,6 +88,7 @@ class ScriptedEndpoint:
         work_dir: str,
         offset: int = 0,
         protocol: Protocol = "anthropic",
+        host_tool_name: Callable[[str], str] | None = None,
     ) -> ScriptedEndpoint:
         """Convert ``script`` and serve it on ``127.0.0.1`` from reply ``offset`` on."""
         from harness_testkit.model_endpoint import ModelEndpoint, from_kit_script
@@ -97,6 +98,7 @@ class ScriptedEndpoint:
         converted = from_kit_script(
             runtime_script(script),
             tool_names=native,
+            host_tool_name=host_tool_name,
             workdir=work_dir,
             # Runtimes resolve relative paths against the session work dir, so the
             # model's inputs stay the script's (ADAPTER-057).

@@ -28,12 +28,20 @@ from harness_testkit.spec import (
 )
 
 from ._host import HostProcess
-from ._install import HOST_DIR, MIN_NODE, NodeTargetSpec, find_node, install_package
+from ._install import (
+    HOST_DIR,
+    MIN_NODE,
+    NodeRuntime,
+    NodeTargetSpec,
+    find_node,
+    install_package,
+)
 
 __all__ = [
     "OFFLINE_API_KEY",
     "EndpointWiring",
     "NodeAdapterHost",
+    "SandboxNeeds",
     "close_hosts",
     "make_factory",
     "register",
@@ -59,11 +67,21 @@ class EndpointWiring:
         model: The model a turn that names none runs with (the adapter's own string,
             e.g. ``anthropic/claude-sonnet-4-5`` for pi), or ``None``.
         protocol: The wire protocol the adapter speaks to the endpoint.
+        host_tool_server: The in-process MCP server its runtime offers host tools
+            through (their names are ``mcp__<server>__<name>``), or ``None`` when they
+            keep their own names.
     """
 
     template: Mapping[str, Any]
     model: str | None = None
     protocol: Literal["anthropic", "openai-responses", "openai-chat"] = "anthropic"
+    host_tool_server: str | None = None
+
+    def host_tool_name(self, name: str) -> str:
+        """The name the runtime offers host tool ``name`` under (to its model)."""
+        if self.host_tool_server is None:
+            return name
+        return f"mcp__{self.host_tool_server}__{name}"
 
     def settings(self, base_url: str) -> dict[str, Any]:
         """The template with the endpoint's URL and key filled in."""
@@ -91,6 +109,33 @@ class EndpointWiring:
         return bool(_PLACEHOLDER.search(repr(settings)))
 
 
+@dataclass(frozen=True)
+class SandboxNeeds:
+    """What an adapter needs of the sandbox session beyond files and processes.
+
+    Attributes:
+        network: Hand the adapter a network sandbox session (``restricted()``,
+            ``ports``, ``getPortEndpoint``, no-op ``stop``/``destroy``: the kit owns the
+            sandbox), not a bare one.
+        ports: How many ports the session exposes (implies ``network``): free loopback
+            ports the kit picks per session; their endpoints are ``127.0.0.1`` only.
+        env: Variables under every command's own ``env`` (the sandbox's default
+            environment: the command's values win).
+        prepare_bootstrap: Apply the adapter's bootstrap recipe once on this machine (its
+            absolute ``bootstrapDir`` linked to the kit's cache) instead of in each
+            session; see ``_bootstrap``.
+        relay_ports: Hand out each port's endpoint through a loopback relay that
+            delivers a response's headers apart from what follows, as a sandbox's port
+            proxy does (see ``_relay``).
+    """
+
+    network: bool = False
+    ports: int = 0
+    env: Mapping[str, str] = field(default_factory=dict)
+    prepare_bootstrap: bool = False
+    relay_ports: bool = False
+
+
 @dataclass
 class NodeAdapterHost:
     """An adapter host process for one target, shared by the run.
@@ -102,6 +147,7 @@ class NodeAdapterHost:
             whatever its settings say, and the scripting extension is off).
         faults: The host's self-test defects (the kit's own tests only).
         minimum_node: The oldest Node the adapter runs on.
+        sandbox: What it needs of the sandbox session beyond files and processes.
     """
 
     target: NodeTargetSpec
@@ -109,7 +155,14 @@ class NodeAdapterHost:
     wiring: EndpointWiring | None = None
     faults: Sequence[str] = ()
     minimum_node: tuple[int, int, int] = MIN_NODE
+    sandbox: SandboxNeeds = field(default_factory=SandboxNeeds)
     script_cursors: dict[str, int] = field(default_factory=dict)
+    #: The loopback ports each sandbox session exposes, by session id: a resumed or
+    #: continued session is the same sandbox, and a bridge left running there listens
+    #: on its port.
+    ports_by_session: dict[str, list[int]] = field(default_factory=dict)
+    #: The relays in front of those ports, by session id (closed with the host).
+    relays_by_session: dict[str, list[Any]] = field(default_factory=dict)
     tracking: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -191,6 +244,8 @@ class NodeAdapterHost:
             probe = self.wiring.settings(_NO_ENDPOINT) if self.wiring is not None else {}
             described = process.call("describe", {"settings": probe}, timeout=STARTUP_TIMEOUT)
             self._description = HostDescription.model_validate(described)
+            if self.sandbox.prepare_bootstrap and self._description.has_bootstrap:
+                self._prepare_bootstrap(process, probe, runtime)
         except BaseException:
             self._close_process()
             raise
@@ -207,6 +262,16 @@ class NodeAdapterHost:
                 "committed" if self.locked else "resolved today (no committed lockfile)"
             )
         self._versions = versions
+
+    def _prepare_bootstrap(
+        self, process: HostProcess, settings: Mapping[str, Any], runtime: NodeRuntime
+    ) -> None:
+        from ._bootstrap import prepare_bootstrap
+
+        made = process.call("createHarness", {"settings": dict(settings)}, timeout=STARTUP_TIMEOUT)
+        recipe = process.call("getBootstrap", {"harness": made["harness"]}, timeout=STARTUP_TIMEOUT)
+        if isinstance(recipe, dict):
+            prepare_bootstrap(recipe, runtime)
 
     def _check_initialized(self, init: Any) -> None:
         if not isinstance(init, dict) or not isinstance(init.get("protocolVersion"), str):
@@ -268,6 +333,10 @@ class NodeAdapterHost:
             self._close_process()
 
     def _close_process(self) -> None:
+        for relays in self.relays_by_session.values():
+            for relay in relays:
+                relay.close()
+        self.relays_by_session.clear()
         if self._process is not None:
             self._process.close()
             self._process = None

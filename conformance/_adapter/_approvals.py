@@ -4,6 +4,7 @@ answered through continue turns and JSON round trips."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -427,6 +428,14 @@ async def _drive_host_approvals(
 
 
 def _approved(kinds: Sequence[str], decisions: Sequence[bool], tool_call_id: str) -> bool:
+    if not re.fullmatch(r"c\d+", tool_call_id) or int(tool_call_id[1:]) >= len(kinds):
+        # The scripted calls are c0, c1, ...: any other id is not the model's.
+        raise CheckFailed(
+            "ADAPTER-057",
+            "a host call awaiting approval does not carry the model's tool call id",
+            expected=[f"c{index}" for index in range(len(kinds))],
+            observed=tool_call_id,
+        )
     index = int(tool_call_id[1:])
     return kinds[index] == "approve" and bool(decisions[index])
 

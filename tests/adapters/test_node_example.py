@@ -286,6 +286,16 @@ def test_a_host_that_runs_a_denied_builtin_fails_on_approval_035() -> None:
     assert outcomes["scripted.permission-modes"] == ("fail", "APPROVAL-035"), outcomes
 
 
+@pytest.mark.slow
+@requirement("HOST-013")
+def test_a_host_that_wires_its_consumer_late_fails_on_host_013() -> None:
+    # The planted defect drops what the adapter emits before doPromptTurn returns (the
+    # example emits stream-start there), as upstream's bridges lost events between
+    # doPromptTurn returning and the consumer being wired.
+    outcomes = _outcomes("drop-early-parts")
+    assert outcomes == dict.fromkeys(FORWARDING_CHECKS, ("fail", "HOST-013")), outcomes
+
+
 def test_the_pytest_plugin_checks_a_node_adapter(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_conformance=(

@@ -9,7 +9,7 @@
 //     doCompact, doSuspendTurn, doDetach, doStop, doDestroy, shutdown
 //   kit -> host notifications: $/cancelRequest {id} (aborts that request's AbortSignal;
 //     for doStart/doPromptTurn/doContinueTurn the signal lives as long as the session or turn)
-//   host -> kit notifications: emit {turn, part}, log {level, message}
+//   host -> kit notifications: emit {turn, part, seq}, log {level, message}
 //   host -> kit requests: sandbox/<method> {session, ...} and process/kill {process}
 //   kit -> host notifications for spawned processes: process/output, process/exit
 // stdout carries protocol frames only: everything the adapter prints goes to stderr.
@@ -182,7 +182,34 @@ function sandboxSession(sessionHandle, info) {
   if (info.defaultWorkingDirectory !== undefined) {
     session.defaultWorkingDirectory = info.defaultWorkingDirectory;
   }
+  if (Array.isArray(info.ports)) return networkSession(session, info.ports, info.endpoints ?? {});
   return session;
+}
+
+// A network sandbox session for bridge adapters (their runtime listens on a port in the
+// sandbox). The kit exposes loopback ports only: every endpoint is 127.0.0.1, on the port
+// itself or on the kit's relay for it (`endpoints`, port -> host:port), and the kit owns
+// the sandbox's lifecycle, so stop and destroy change nothing.
+function networkSession(bare, ports, endpoints) {
+  const endpoint = ({ port, protocol = 'http' }) => {
+    if (!ports.includes(port)) {
+      const error = new Error(
+        `Port ${port} is not exposed on this sandbox. Exposed ports: [${ports.join(', ')}]`,
+      );
+      error.name = 'AI_HarnessCapabilityUnsupportedError';
+      throw error;
+    }
+    return { url: `${protocol}://${endpoints[String(port)] ?? `127.0.0.1:${port}`}` };
+  };
+  return {
+    ...bare,
+    ports: [...ports],
+    getPortEndpoint: async (options) => endpoint(options),
+    getPortUrl: async (options) => endpoint(options).url,
+    restricted: () => bare,
+    stop: async () => {},
+    destroy: async () => {},
+  };
 }
 
 function spawnedProcess(handle, pid, abortSignal) {
@@ -320,7 +347,7 @@ const state = {
   turns: new Map(),
   next: 0,
 };
-const KNOWN_FAULTS = new Set(['drop-provider-executed', 'approve-denials']);
+const KNOWN_FAULTS = new Set(['drop-provider-executed', 'approve-denials', 'drop-early-parts']);
 const requestControllers = new Map();
 
 function handle(prefix) {
@@ -358,17 +385,24 @@ async function jsonSchemaOf(schema) {
 }
 
 function emitterFor(turnId) {
+  // Parts are numbered where the adapter emits them, so the kit sees a part lost between
+  // here and stdout as a gap (HOST-013).
+  let seq = 0;
   return (part) => {
+    seq += 1;
     const entry = state.turns.get(turnId);
     if (entry?.settled) {
       log('warn', `the adapter emitted a '${part?.type}' part after turn ${turnId} ended`);
     }
+    // Planted defect (the kit's own tests): a host that wires its consumer of the turn's
+    // parts only once doPromptTurn has returned loses what the adapter emitted before.
+    if (state.faults.has('drop-early-parts') && entry?.control === null) return;
     let forwarded = part;
     if (state.faults.has('drop-provider-executed') && part?.type === 'tool-call') {
       const { providerExecuted: _dropped, ...rest } = part;
       forwarded = rest;
     }
-    send({ method: 'emit', params: { turn: turnId, part: forwarded } });
+    send({ method: 'emit', params: { turn: turnId, part: forwarded, seq } });
   };
 }
 

@@ -1,0 +1,80 @@
+"""The official adapters' profiles per version, and a bootstrap recipe prepared once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_testkit.adapters.node._bootstrap import prepare_bootstrap
+from harness_testkit.adapters.node._install import NodeRuntime
+from harness_testkit.adapters.node._profiles import profile_for
+from harness_testkit.spec import HostSetupError
+
+NODE = NodeRuntime("/usr/bin/node", "v22.0.0", "system")
+
+
+def test_a_profile_applies_per_version() -> None:
+    old = profile_for("@ai-sdk/harness-pi", "1.0.76")
+    new = profile_for("@ai-sdk/harness-pi", "1.0.123")
+    assert old is not None
+    assert new is not None
+    assert old.sandbox.network
+    assert not new.sandbox.network
+    assert "customEnv" in old.wiring.template["auth"]
+    assert "scripted.host-approvals" not in old.deviations
+    assert "scripted.host-approvals" in new.deviations
+    assert "ADAPTER-040" in old.deviations["capability.manual-compaction"]
+    assert profile_for("@ai-sdk/harness-pi") == profile_for("@ai-sdk/harness-pi", "9.9.9")
+    assert profile_for("left-pad", "1.0.0") is None
+
+
+def test_claude_code_offers_host_tools_through_its_mcp_server() -> None:
+    profile = profile_for("@ai-sdk/harness-claude-code", "1.0.41")
+    assert profile is not None
+    assert profile.wiring.host_tool_name("lookup") == "mcp__harness-tools__lookup"
+    assert profile.sandbox.ports == 1
+    assert profile.sandbox.relay_ports
+    assert profile.sandbox.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HARNESS_TESTKIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_a_recipe_is_prepared_once_and_its_folder_linked(cache: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "harness" / "demo"
+    recipe = {
+        "harnessId": "demo",
+        "bootstrapDir": str(folder),
+        "files": [{"path": f"{folder}/bridge.mjs", "content": "// bridge\n"}],
+        "commands": [],
+    }
+    prepared = prepare_bootstrap(recipe, NODE)
+    assert folder.is_symlink()
+    assert folder.resolve() == prepared.resolve()
+    assert (folder / "bridge.mjs").read_text() == "// bridge\n"
+    assert prepared.is_relative_to(cache)
+    (prepared / "bridge.mjs").write_text("changed\n")
+    assert prepare_bootstrap(recipe, NODE) == prepared  # prepared: not written again
+    assert (folder / "bridge.mjs").read_text() == "changed\n"
+
+
+def test_a_recipe_the_kit_cannot_prepare_is_refused_with_the_reason(
+    cache: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(HostSetupError, match="is relative"):
+        prepare_bootstrap({"harnessId": "demo", "bootstrapDir": ".harness-bootstrap/x"}, NODE)
+    outside = {
+        "harnessId": "demo",
+        "bootstrapDir": str(tmp_path / "a"),
+        "files": [{"path": str(tmp_path / "b" / "x"), "content": ""}],
+    }
+    with pytest.raises(HostSetupError, match="outside its bootstrapDir"):
+        prepare_bootstrap(outside, NODE)
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    with pytest.raises(HostSetupError, match="not a link the kit made"):
+        prepare_bootstrap({"harnessId": "demo", "bootstrapDir": str(taken)}, NODE)
