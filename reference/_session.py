@@ -459,7 +459,6 @@ class AgentSession:
             "pending_tool_results": None,
             "turn_settings": core.frozen.settings if core.frozen is not None else None,
             "buffered_parts": [part.to_wire() for part in core.buffered_parts] or None,
-            "settled_tool_call_ids": sorted(core.settled_call_ids) or None,
         }
         if core.pending_approvals:
             update["pending_tool_approvals"] = list(core.pending_approvals.values())

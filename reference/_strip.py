@@ -114,7 +114,9 @@ def _boundary(text: str, index: int, before: str | None) -> bool:
 
 
 def _terminated(text: str, index: int) -> bool:
-    return index == len(text) or text[index] == "/" or text[index].isspace() or text[index] in _AFTER
+    return (
+        index == len(text) or text[index] == "/" or text[index].isspace() or text[index] in _AFTER
+    )
 
 
 def _strip_stream(text: str, work_dir: str, before: str | None, *, final: bool) -> tuple[str, str]:

@@ -133,7 +133,9 @@ class TurnCore:
         self.pending_approvals = {p.approval_id: p for p in state.pending_tool_approvals or []}
         self.pending_results = {p.tool_call_id: p for p in state.pending_tool_results or []}
         self.buffered_parts = buffered
-        self.settled_call_ids = set(state.settled_tool_call_ids or [])
+        # The state names no settled calls (the official shape): a recreated session
+        # knows only those its pending records settle, as upstream's does.
+        self.settled_call_ids = set()
         self.state = TurnState.SUSPENDED if not self.has_pending() else self.awaiting_state()
 
     # -- host input --------------------------------------------------------------------
@@ -165,7 +167,7 @@ class TurnCore:
 
     def settle_call(self, tool_call_id: str) -> None:
         """The host settled the call in this turn (its outcome was delivered or captured):
-        the runtime's replays of it are suppressed, also across a JSON round trip."""
+        the runtime's replays of it are suppressed in this session."""
         self.settled_call_ids.add(tool_call_id)
 
     def unsettle_call(self, tool_call_id: str) -> None:
