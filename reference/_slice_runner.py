@@ -30,7 +30,6 @@ from harness_testkit.spec import (
     InvalidLifecycleStateError,
     PromptControl,
     SandboxSession,
-    StreamPart,
     ToolContextValidationError,
 )
 
