@@ -741,6 +741,16 @@ async function runScenario(scenario) {
               }
             }
             emit({ op, mode, parts });
+            if (step.partialOutput === true) {
+              const values = [];
+              const partials = result.partialOutputStream[Symbol.asyncIterator]();
+              for (;;) {
+                const next = await withTimeout(partials.next());
+                if (next.done) break;
+                values.push(next.value);
+              }
+              emit({ op: 'partialOutput', values });
+            }
             if (step.result !== false)
               emit({ op: 'result', result: await resultView(result) });
           }

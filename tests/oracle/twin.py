@@ -898,6 +898,9 @@ async def _run_call(
         if step.get("abortAfter") is not None and len(parts) == step["abortAfter"]:
             abort.set()
     emit({"op": op, "mode": mode, "parts": parts})
+    if step.get("partialOutput") is True:
+        values = [value async for value in result.partial_output_stream]
+        emit({"op": "partialOutput", "values": values})
     if step.get("result", True) is not False:
         emit({"op": "result", "result": await result_view(result)})
 
