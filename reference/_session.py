@@ -457,7 +457,9 @@ class AgentSession:
         update: dict[str, Any] = {
             "pending_tool_approvals": None,
             "pending_tool_results": None,
-            "turn_settings": core.frozen.settings if core.frozen is not None else None,
+            "turn_settings": core.frozen.settings
+            if core.frozen is not None
+            else core.restored_settings,
             "buffered_parts": [part.to_wire() for part in core.buffered_parts] or None,
         }
         if core.pending_approvals:
