@@ -212,7 +212,9 @@ def _step(
                     }
                 )
             )
-            if approval.get(name) == "user-approval" and not pause:
+            # An inactive tool is denied before approval: no pause to answer.
+            inactive = name in settings.get("inactiveTools", [])
+            if approval.get(name) == "user-approval" and not inactive and not pause:
                 plan.approvals += 1
                 pause = [_finish_step("tool-calls"), {"waitResult": call_id}]
                 break
@@ -580,6 +582,7 @@ MASKS: tuple[Mask, ...] = (
                 '"op":"continue"' in python
                 and (
                     python.count('"type":"finish-step"') > official.count('"type":"finish-step"')
+                    or python.count('{"content":') > official.count('{"content":')
                     or (
                         '"steps":[{' in python
                         and "Cannot read properties of undefined (reading 'finishReason')"
