@@ -5,6 +5,7 @@
 //   node driver.mjs --write         every scenario, into expected/<name>.jsonl
 //   node driver.mjs --check         fail (exit 1) when expected/ is stale
 //   node driver.mjs name ...        only the named scenarios, to stdout
+//   node driver.mjs --serve         scenarios from stdin, NDJSON answers (see serve())
 //
 // The scenario format and the output lines are described in README.md ("Official
 // oracle") and mirrored by tests/oracle/twin.py for the Python reference.
@@ -610,6 +611,18 @@ const RESULT_FIELDS = [
   'output',
 ];
 
+// Every item of an async iterable, each awaited with the step timeout.
+async function drain(iterable, onItem = () => {}) {
+  const items = [];
+  const iterator = iterable[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await withTimeout(iterator.next());
+    if (next.done) return items;
+    items.push(next.value);
+    onItem(next.value, items.length);
+  }
+}
+
 async function settle(promiseLike) {
   try {
     return { value: await withTimeout(Promise.resolve(promiseLike)) };
@@ -729,18 +742,14 @@ async function runScenario(scenario) {
             pending.push(result);
             emit({ op, mode, read: false });
           } else {
-            const parts = [];
-            const reader = result.fullStream[Symbol.asyncIterator]();
-            for (;;) {
-              const next = await withTimeout(reader.next());
-              if (next.done) break;
-              parts.push(next.value);
-              seen(next.value);
-              if (step.abortAfter != null && parts.length === step.abortAfter) {
-                controller.abort();
-              }
-            }
+            const parts = await drain(result.fullStream, (part, count) => {
+              seen(part);
+              if (step.abortAfter != null && count === step.abortAfter) controller.abort();
+            });
             emit({ op, mode, parts });
+            if (step.partialOutput === true) {
+              emit({ op: 'partialOutput', values: await drain(result.partialOutputStream) });
+            }
             if (step.result !== false)
               emit({ op: 'result', result: await resultView(result) });
           }
@@ -807,8 +816,32 @@ function scenarioNames() {
     .sort();
 }
 
+// --serve: one scenario per stdin line ({"id", "scenario"}), one answer per stdout line
+// ({"id", "lines", "ms"}, or {"id", "error"}), in order; one process for many scenarios,
+// so a generated scenario costs its own run, not a Node start-up. Ends at stdin's end.
+async function serve() {
+  const { createInterface } = await import('node:readline');
+  const input = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const text of input) {
+    if (text.trim() === '') continue;
+    let id = null;
+    try {
+      const request = JSON.parse(text);
+      id = request.id ?? null;
+      const started = performance.now();
+      const lines = await runScenario(request.scenario);
+      const ms = performance.now() - started;
+      process.stdout.write(JSON.stringify({ id, lines, ms }) + '\n');
+    } catch (error) {
+      process.stdout.write(JSON.stringify({ id, error: String(error?.stack ?? error) }) + '\n');
+    }
+  }
+  process.exit(0);
+}
+
 async function main() {
   const args = process.argv.slice(2);
+  if (args.includes('--serve')) return serve();
   const write = args.includes('--write');
   const checkOnly = args.includes('--check');
   const names = args.filter(a => !a.startsWith('--'));

@@ -192,9 +192,9 @@ class StepResult:
 
     @property
     def reasoning_text(self) -> str | None:
-        """The step's reasoning text, ``None`` when there was none."""
-        parts = [p.text for p in self.content if isinstance(p, ReasoningContent)]
-        return "".join(parts) if parts else None
+        """The step's reasoning text, ``None`` when there was none (or only empty text, as
+        the AI SDK's ``reasoningText``)."""
+        return "".join(p.text for p in self.content if isinstance(p, ReasoningContent)) or None
 
     @property
     def tool_calls(self) -> list[ConsumerToolCallPart]:

@@ -457,9 +457,10 @@ class AgentSession:
         update: dict[str, Any] = {
             "pending_tool_approvals": None,
             "pending_tool_results": None,
-            "turn_settings": core.frozen.settings if core.frozen is not None else None,
+            "turn_settings": core.frozen.settings
+            if core.frozen is not None
+            else core.restored_settings,
             "buffered_parts": [part.to_wire() for part in core.buffered_parts] or None,
-            "settled_tool_call_ids": sorted(core.settled_call_ids) or None,
         }
         if core.pending_approvals:
             update["pending_tool_approvals"] = list(core.pending_approvals.values())

@@ -30,7 +30,6 @@ from harness_testkit.spec import (
     InvalidLifecycleStateError,
     PromptControl,
     SandboxSession,
-    StreamPart,
     ToolContextValidationError,
 )
 
@@ -479,7 +478,8 @@ class SliceRunner:
         lookahead = await self._next()
         self.queue.push_front([lookahead])
         if isinstance(lookahead, FinishPart | ErrorPart | _Done | DoneFailed):
-            return False  # a terminal step finishes naturally; an error is never hidden
+            # A terminal step finishes naturally (7.5.2); an error is never hidden (STOP-004).
+            return False
         context = {"steps": list(self.machine.outcome.steps)}
         hit = False
         for condition in self.stop_when:
@@ -491,16 +491,13 @@ class SliceRunner:
             return False
         self.core.begin_suspending()
         state = await self.suspend_adapter()
-        # The adapter's done() settles after draining; keep what it emitted for the next
-        # slice (the lookahead included) instead of losing it.
-        leftovers: list[StreamPart] = []
+        # The lookahead and whatever the adapter emits until done() settles are dropped,
+        # as upstream drops them (STOP-008): the runtime owns the tail and replays it when
+        # the turn is continued. Kept parts showed up twice, stale `finish` included.
         with anyio.move_on_after(self.abort_grace):
-            while True:
-                item = await self.queue.get()
-                if isinstance(item, _Done | DoneFailed):
-                    break
-                leftovers.append(item)
-        await self._perform(self.machine.stopped(state, leftovers))
+            while not isinstance(await self.queue.get(), _Done | DoneFailed):
+                pass
+        await self._perform(self.machine.stopped(state))
         return True
 
     # -- host executions and submissions ---------------------------------------------------

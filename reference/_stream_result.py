@@ -28,6 +28,7 @@ from harness_testkit.spec import (
 from ._detached import spawn_detached
 from ._fast import Trusted
 from ._handoff import HandoffSink, Signal
+from ._output_chunks import NO_PARTIAL, OutputChunker
 from ._results import (
     ContentPart,
     GenerateResult,
@@ -108,6 +109,11 @@ class StreamResult:
         self.output_format: TextResponseFormat | JsonResponseFormat | None = (
             JsonResponseFormat() if structured else None
         )
+        #: Re-chunks the first text block when there is an ``output`` (RESULT-019);
+        #: made at the first part, once the agent has set :attr:`output_format`.
+        self._chunker: OutputChunker | None = None
+        #: ``(index of the part that carries it, partial output)``, in stream order.
+        self._partials: list[tuple[int, Any]] = []
         #: What the slice puts its consumer parts into (the run receives it); dropped
         #: when the slice ends (it holds the result: kept, the two would be a cycle).
         self.sink: HandoffSink[ConsumerPart] | None = HandoffSink(self._put, self._parts, max_parts)
@@ -159,6 +165,18 @@ class StreamResult:
             self._progress.fire()
 
     def _put(self, part: ConsumerPart) -> None:
+        if self.output_format is not None:
+            chunker = self._chunker
+            if chunker is None:
+                chunker = self._chunker = OutputChunker(self.output_format)
+            for emitted, partial in chunker.feed(part):
+                if partial is not NO_PARTIAL:
+                    self._partials.append((len(self._parts), partial))
+                self._append(emitted)
+            return
+        self._append(part)
+
+    def _append(self, part: ConsumerPart) -> None:
         parts = self._parts
         if len(parts) >= self._max_parts and not _is_terminal(part):
             raise PartLimitExceededError(
@@ -399,11 +417,13 @@ class StreamResult:
 
     @property
     def partial_output_stream(self) -> AsyncIterator[Any]:
-        """Not implemented (raises the specification's not-implemented error)."""
-        raise HarnessUsageError(
-            "HarnessAgent: partialOutputStream is not implemented yet. "
-            "Track the foundation review for follow-up."
-        )
+        """The partial outputs the re-chunked text deltas carry, in order (RESULT-019).
+
+        Each access is a reader of its own, like :attr:`full_stream`. A partial is
+        yielded once the part that carries it is in the stream; without an ``output``
+        nothing carries one and the reader ends with the slice, as upstream's.
+        """
+        return _PartialReader(self)
 
     async def to_generate_result(self) -> GenerateResult:
         """Aggregate into the ``generate()`` result (raises the turn's error)."""
@@ -500,6 +520,26 @@ class _Reader:
     async def aclose(self) -> None:
         """End this reader only (the slice and other readers go on)."""
         self._closed = True
+
+
+class _PartialReader:
+    """One reader of a result's partial outputs (see ``partial_output_stream``)."""
+
+    def __init__(self, result: StreamResult) -> None:
+        self._result = result
+        self._index = 0
+
+    def __aiter__(self) -> _PartialReader:
+        return self
+
+    async def __anext__(self) -> Any:
+        result = self._result
+        while self._index >= len(result._partials):
+            if result._done:
+                raise StopAsyncIteration
+            await result._wait(result._progress)
+        self._index += 1
+        return result._partials[self._index - 1][1]
 
 
 class _TextReader:

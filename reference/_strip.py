@@ -9,7 +9,6 @@ whitespace, a quote, a backtick or one of ``; | & < > ( )``. ``<dir>/src/a.py`` 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 __all__ = ["StreamingStripper", "strip_value", "strip_work_dir"]
@@ -18,29 +17,11 @@ _BEFORE = "\"'`="
 _AFTER = "\"'`;|&<>()"
 
 
-def _pattern(work_dir: str) -> re.Pattern[str]:
-    before = rf"(?:(?<=^)|(?<=[\s{re.escape(_BEFORE)}]))"
-    after = rf"(?=$|/|[\s{re.escape(_AFTER)}])"
-    return re.compile(before + re.escape(work_dir) + after)
-
-
 def strip_work_dir(text: str, work_dir: str) -> str:
     """Rewrite qualifying occurrences of ``work_dir`` in ``text`` (see module docstring)."""
     if not work_dir or work_dir not in text:
         return text
-    pattern = _pattern(work_dir)
-    out: list[str] = []
-    position = 0
-    for match in pattern.finditer(text):
-        out.append(text[position : match.start()])
-        end = match.end()
-        if text.startswith("/", end):
-            position = end + 1
-        else:
-            out.append(".")
-            position = end
-    out.append(text[position:])
-    return "".join(out)
+    return _strip_stream(text, work_dir, None, final=True)[0]
 
 
 def strip_value(value: Any, work_dir: str) -> Any:
@@ -88,14 +69,19 @@ def _strip(value: Any, work_dir: str) -> Any:
 class StreamingStripper:
     """Strips the work dir from text that arrives in chunks (``tool-input-delta``).
 
-    Trailing text that could still begin a qualifying occurrence is held back and
-    prepended to the next chunk of the same id; :meth:`flush` releases it (before the
-    id's ``tool-input-end``).
+    A tail is held back only when it could still become a qualifying occurrence: it is a
+    prefix of the work dir *and* it starts at a path boundary (the start of the input,
+    whitespace, a quote, a backtick or ``=``), or it is a whole occurrence at a boundary
+    that still needs its terminator. So ``echo x/sand`` is emitted at once while
+    ``echo /sand`` holds ``/sand``. Held text is prepended to the next chunk of the same
+    id; :meth:`flush` releases it (before the id's ``tool-input-end``).
     """
 
     def __init__(self, work_dir: str) -> None:
         self._work_dir = work_dir
         self._held: dict[str, str] = {}
+        #: The raw character before the held text (or before the next chunk), per id;
+        #: absent at the start of an input, which counts as a boundary.
         self._previous_char: dict[str, str] = {}
 
     def push(self, stream_id: str, chunk: str) -> str:
@@ -103,41 +89,73 @@ class StreamingStripper:
         if not self._work_dir:
             return chunk
         text = self._held.pop(stream_id, "") + chunk
-        cut = self._hold_point(text)
-        ready, held = text[:cut], text[cut:]
+        before = self._previous_char.get(stream_id)
+        out, held = _strip_stream(text, self._work_dir, before, final=False)
         if held:
             self._held[stream_id] = held
-        return self._emit(stream_id, ready)
+        cut = len(text) - len(held)
+        if cut > 0:
+            self._previous_char[stream_id] = text[cut - 1]
+        return out
 
     def flush(self, stream_id: str) -> str:
         """Release held text of ``stream_id`` (stripped), or ``""``."""
         held = self._held.pop(stream_id, "")
-        out = self._emit(stream_id, held) if held else ""
-        self._previous_char.pop(stream_id, None)
-        return out
-
-    def _emit(self, stream_id: str, ready: str) -> str:
-        if not ready:
+        before = self._previous_char.pop(stream_id, None)
+        if not held:
             return ""
-        context = self._previous_char.get(stream_id, "")
-        stripped = strip_work_dir(context + ready, self._work_dir)
-        if context:
-            # The context character was emitted before; it is never rewritten because
-            # only the work dir itself (which follows it) is replaced.
-            stripped = stripped[len(context) :]
-        self._previous_char[stream_id] = ready[-1]
-        return stripped
+        return _strip_stream(held, self._work_dir, before, final=True)[0]
 
-    def _hold_point(self, text: str) -> int:
-        """Index from which ``text`` may still become (part of) an occurrence."""
-        work_dir = self._work_dir
-        cut = len(text)
-        for start in range(max(0, len(text) - len(work_dir)), len(text)):
-            if work_dir.startswith(text[start:]):
-                cut = start
-                break
-        # A complete occurrence right before the cut still needs its terminator (which
-        # decides between "<dir>/x" -> "x" and "<dir>" -> "."), so hold it too.
-        while cut > 0 and text[:cut].endswith(work_dir):
-            cut -= len(work_dir)
-        return cut
+
+def _boundary(text: str, index: int, before: str | None) -> bool:
+    """Whether an occurrence at ``index`` follows a path boundary (``before`` precedes text)."""
+    character = text[index - 1] if index > 0 else before
+    return character is None or character.isspace() or character in _BEFORE
+
+
+def _terminated(text: str, index: int) -> bool:
+    return (
+        index == len(text) or text[index] == "/" or text[index].isspace() or text[index] in _AFTER
+    )
+
+
+def _strip_stream(text: str, work_dir: str, before: str | None, *, final: bool) -> tuple[str, str]:
+    """``(output, held)``: ``text`` stripped, and the tail that must wait for more text.
+
+    ``before`` is the raw character before ``text`` (``None`` at the start of an input).
+    Boundaries are judged on raw characters: after an occurrence that is not a path the
+    scan resumes behind it, so an occurrence never starts inside another. With ``final``
+    nothing is held.
+    """
+    out: list[str] = []
+    position = 0
+    while True:
+        found = text.find(work_dir, position)
+        if found < 0:
+            break
+        end = found + len(work_dir)
+        at_boundary = _boundary(text, found, before)
+        if at_boundary and end == len(text) and not final:
+            out.append(text[position:found])
+            return "".join(out), text[found:]
+        if not (at_boundary and _terminated(text, end)):
+            out.append(text[position:end])
+            position = end
+            continue
+        out.append(text[position:found])
+        if text.startswith("/", end):
+            position = end + 1
+        else:
+            out.append(".")
+            position = end
+    rest = text[position:]
+    if final or not rest:
+        return "".join(out) + rest, ""
+    held = min(len(rest), len(work_dir) - 1)
+    while held > 0:
+        start = len(text) - held
+        if work_dir.startswith(text[start:]) and _boundary(text, start, before):
+            break
+        held -= 1
+    cut = len(text) - held
+    return "".join(out) + text[position:cut], text[cut:]

@@ -210,10 +210,13 @@ def parse_tool_call_input(
     parsed input kept.
     """
     ok, value = parse_json_text(input_text)
+    # Blank text validates as ``{}``, but an invalid call shows what the model sent: the
+    # AI SDK re-parses the raw text for the part, and blank text is no JSON (TRANSLATE-004).
+    shown_input = value if ok and input_text and not input_text.isspace() else input_text
     declared = tools.get(tool_name)
     if declared is None and not (provider_executed is True and dynamic is True):
         return ParsedToolCall(
-            input=value,
+            input=shown_input,
             invalid=True,
             dynamic=True,
             error=NoSuchToolError(tool_name, list(tools)),
@@ -241,7 +244,7 @@ def parse_tool_call_input(
         message = error.message if isinstance(error, jsonschema.ValidationError) else str(error)
         shown = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
         return ParsedToolCall(
-            input=value,
+            input=shown_input,
             invalid=True,
             dynamic=True,
             error=InvalidToolInputError(

@@ -940,9 +940,9 @@ class SliceMachine:
         # upstream's per-slice streams lose it).
         yield from self._finish_result(("tool-calls", None))
 
-    def stopped(self, captured: ContinueTurnState, leftovers: list[StreamPart]) -> Steps[None]:
-        """A stop condition suspended the turn; ``leftovers`` wait for the next slice."""
-        self.core.suspended(captured, leftovers)
+    def stopped(self, captured: ContinueTurnState) -> Steps[None]:
+        """A stop condition suspended the turn (the parts after its step are dropped)."""
+        self.core.suspended(captured, [])
         self.outcome.suspended = True
         yield from self._finish_result(self._final_reason())
 

@@ -96,6 +96,9 @@ class TurnCore:
     buffered_parts: list[StreamPart] = field(default_factory=list)
     #: Calls settled by the host in this turn (any slice): replays are suppressed.
     settled_call_ids: set[str] = field(default_factory=set)
+    #: The turn settings of the continue state this session took over, until a slice
+    #: freezes its own: capturing the turn again before continuing keeps them (7.7.3).
+    restored_settings: TurnSettings | None = None
     #: Why a suspension could not capture a host result (raised by suspend_turn).
     capture_error: BaseException | None = None
 
@@ -126,13 +129,17 @@ class TurnCore:
         self.captured_state = None
         self.buffered_parts = []
         self.settled_call_ids = set()
+        self.restored_settings = None
 
     def restore(self, state: ContinueTurnState, buffered: list[StreamPart]) -> None:
         """A session created from a continue state takes over its unfinished turn."""
         self.pending_approvals = {p.approval_id: p for p in state.pending_tool_approvals or []}
         self.pending_results = {p.tool_call_id: p for p in state.pending_tool_results or []}
         self.buffered_parts = buffered
-        self.settled_call_ids = set(state.settled_tool_call_ids or [])
+        self.restored_settings = state.turn_settings
+        # The state names no settled calls (the official shape): a recreated session
+        # knows only those its pending records settle, as upstream's does.
+        self.settled_call_ids = set()
         self.state = TurnState.SUSPENDED if not self.has_pending() else self.awaiting_state()
 
     # -- host input --------------------------------------------------------------------
@@ -164,7 +171,7 @@ class TurnCore:
 
     def settle_call(self, tool_call_id: str) -> None:
         """The host settled the call in this turn (its outcome was delivered or captured):
-        the runtime's replays of it are suppressed, also across a JSON round trip."""
+        the runtime's replays of it are suppressed in this session."""
         self.settled_call_ids.add(tool_call_id)
 
     def unsettle_call(self, tool_call_id: str) -> None:

@@ -49,7 +49,9 @@ from harness_testkit.spec import (
     ConsumerTextEndPart,
     ConsumerTextStartPart,
     ConsumerToolCallPart,
+    ConsumerToolErrorPart,
     ConsumerToolInputStartPart,
+    ConsumerToolResultPart,
     HarnessError,
     HarnessSessionStateError,
     HarnessUsageError,
@@ -130,11 +132,16 @@ class WorkflowStreamContext(_WorkflowModel):
         active_reasoning_parts: Reasoning blocks opened and not yet ended.
         pending_tool_inputs: Tool inputs started without their ``tool-call`` yet
             (recorded, never replayed: the call arrives once).
+        settled_tool_call_ids: Calls whose result or error the writer already got in
+            this turn. The agent's continue state has the official shape, which names no
+            settled calls, so a runtime's replay of such a call in a later slice is
+            dropped here instead of being written twice.
     """
 
     active_text_parts: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
     active_reasoning_parts: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
     pending_tool_inputs: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
+    settled_tool_call_ids: list[str] = Field(default_factory=list)
 
 
 class WorkflowState(_WorkflowModel):
@@ -404,6 +411,7 @@ class _Tracker:
         self.text = dict(context.active_text_parts)
         self.reasoning = dict(context.active_reasoning_parts)
         self.tool_inputs = dict(context.pending_tool_inputs)
+        self.settled = list(context.settled_tool_call_ids)
         self.sink = sink
         self.continuing = continuing
         self.opened_here: set[tuple[str, str]] = set()
@@ -412,12 +420,13 @@ class _Tracker:
         self.aborted = False
 
     def context(self) -> WorkflowStreamContext | None:
-        if not (self.text or self.reasoning or self.tool_inputs):
+        if not (self.text or self.reasoning or self.tool_inputs or self.settled):
             return None
         return WorkflowStreamContext(
             active_text_parts=self.text,
             active_reasoning_parts=self.reasoning,
             pending_tool_inputs=self.tool_inputs,
+            settled_tool_call_ids=self.settled,
         )
 
     async def _reopen(self, kind: str, block_id: str) -> None:
@@ -454,7 +463,14 @@ class _Tracker:
         elif isinstance(part, ConsumerToolInputStartPart):
             self.tool_inputs[part.id] = part.to_wire()
         elif isinstance(part, ConsumerToolCallPart):
+            if part.tool_call_id in self.settled:
+                return  # a runtime replay of a call settled in an earlier slice
             self.tool_inputs.pop(part.tool_call_id, None)
+        elif isinstance(part, ConsumerToolResultPart | ConsumerToolErrorPart):
+            if part.tool_call_id in self.settled:
+                return
+            if isinstance(part, ConsumerToolErrorPart) or not part.preliminary:
+                self.settled.append(part.tool_call_id)
         await self.sink.write(part)
 
     def _table(self, block: str) -> dict[str, dict[str, JSONValue]]:

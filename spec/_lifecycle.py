@@ -134,9 +134,6 @@ class ContinueTurnState(WireModel):
     #: but the agent had not consumed when the turn was suspended (a stop condition's
     #: lookahead). The next slice processes them first, so nothing is lost.
     buffered_parts: list[dict[str, JSONValue]] | None = None
-    #: Kit extension (ignored by TypeScript peers): calls whose outcome consumers already
-    #: saw in an earlier slice of the turn; the runtime's replays of them are suppressed.
-    settled_tool_call_ids: list[str] | None = None
 
     @field_validator("data", mode="before")
     @classmethod

@@ -253,6 +253,12 @@ class Error(Exception):
 ScriptError = Error
 
 
+class SyntaxError_(Exception):
+    """JavaScript's ``SyntaxError`` (``JSON.parse(undefined)`` in the driver)."""
+
+    name = "SyntaxError"
+
+
 class _Turn:
     def __init__(self, steps: list[Any], options: ContinueTurnOptions) -> None:
         self.steps = steps
@@ -710,10 +716,11 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
         return sessions[index]
 
     def state_of(ref: Any) -> Any:
+        # A missing state is JavaScript's undefined, as in the driver.
         if isinstance(ref, int):
-            return states[ref]
+            return states[ref] if -len(states) <= ref < len(states) else None
         if ref == "last":
-            return states[-1]
+            return states[-1] if states else None
         return ref
 
     for step in scenario["steps"]:
@@ -776,9 +783,10 @@ async def run_scenario(scenario: Mapping[str, Any]) -> list[str]:
                     await session_of(step).compact(step.get("customInstructions"))
                     emit({"op": op, "ok": True})
                 elif op == "roundTripState":
-                    states.append(
-                        json.loads(json.dumps(plain(state_of(step.get("state", "last")))))
-                    )
+                    state = state_of(step.get("state", "last"))
+                    if state is None:
+                        raise SyntaxError_('"undefined" is not valid JSON')
+                    states.append(json.loads(json.dumps(plain(state))))
                     emit({"op": op, "ok": True})
                 else:
                     raise ValueError(f"oracle twin: unknown step op {op}")
@@ -898,6 +906,9 @@ async def _run_call(
         if step.get("abortAfter") is not None and len(parts) == step["abortAfter"]:
             abort.set()
     emit({"op": op, "mode": mode, "parts": parts})
+    if step.get("partialOutput") is True:
+        values = [value async for value in result.partial_output_stream]
+        emit({"op": "partialOutput", "values": values})
     if step.get("result", True) is not False:
         emit({"op": "result", "result": await result_view(result)})
 

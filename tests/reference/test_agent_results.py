@@ -572,13 +572,21 @@ async def test_each_slice_counts_its_steps_from_zero(tmp_path: Path) -> None:
 
     turns = [
         suspendable_turn("one", "t2"),
+        # The lookahead of each stop is dropped (STOP-008): each continuation's runtime
+        # replays its step from the start.
         [
+            {"type": "text-start", "id": "t2"},
             {"type": "text-delta", "id": "t2", "delta": "two"},
             finish_step(),
             {"type": "text-start", "id": "t3"},
             WaitResult("never"),
         ],
-        [{"type": "text-delta", "id": "t3", "delta": "three"}, finish_step(), finish()],
+        [
+            {"type": "text-start", "id": "t3"},
+            {"type": "text-delta", "id": "t3", "delta": "three"},
+            finish_step(),
+            finish(),
+        ],
     ]
     harness = ScriptedHarness(turns)
     async with opened(harness, tmp_path, stop_when=one_step) as (agent, session):

@@ -1003,3 +1003,11 @@ async def test_parts_emitted_while_a_host_call_waits_keep_their_order(tmp_path: 
         "finish-step",
         "finish",
     ]
+
+
+@pytest.mark.requirement("TRANSLATE-022")
+def test_streaming_stripper_emits_a_prefix_that_follows_no_boundary() -> None:
+    stripper = StreamingStripper(WD)
+    assert stripper.push("i", "echo x/sand") == "echo x/sand"
+    assert stripper.push("i", "box/mock-s1 /sand") == "box/mock-s1 "
+    assert stripper.push("i", "box/mock-s1/a") == "a"

@@ -715,14 +715,15 @@ async def test_a_suspension_time_result_for_an_unknown_call_fails_the_slice(
     assert harness.recorder.results == []
 
 
-# -- 7.5.2 / 1.3.5: parts buffered at a stop condition ---------------------------------------------------
+# -- 7.5.2 / 1.3.5: the lookahead at a stop condition is dropped ------------------------------------------
 
 
 @requirement("STOP-008", "STOP-007")
-async def test_buffered_parts_travel_in_the_continue_state(tmp_path: Path) -> None:
+async def test_the_lookahead_is_dropped_and_the_state_carries_no_parts(tmp_path: Path) -> None:
     continued = [
-        {"type": "text-delta", "id": "t2", "delta": "two"},
-        {"type": "text-end", "id": "t2"},
+        {"type": "text-start", "id": "t3"},
+        {"type": "text-delta", "id": "t3", "delta": "two"},
+        {"type": "text-end", "id": "t3"},
         finish_step(),
         finish(),
     ]
@@ -734,14 +735,16 @@ async def test_buffered_parts_travel_in_the_continue_state(tmp_path: Path) -> No
         assert session.turn_state == "suspended"
         state = await suspend(session)
     assert harness.recorder.calls.count("do_suspend_turn") == 1
-    assert state.buffered_parts == [{"type": "text-start", "id": "t2"}]
+    assert state.buffered_parts is None
     recreated = await recreate(agent, json.loads(json.dumps(state.to_wire())))
     try:
         result, parts = await continue_parts(agent, session=recreated)
         assert await result.text == "two"
     finally:
         await teardown(recreated)
+    # The runtime's own replay is all the continued turn shows: no "t2" start kept.
     assert kinds(parts)[:4] == ["start", "start-step", "text-start", "text-delta"]
+    assert [p.id for p in parts if p.type == "text-start"] == ["t3"]
 
 
 # -- 7.7: frozen turn settings --------------------------------------------------------------------------------

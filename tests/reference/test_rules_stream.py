@@ -627,18 +627,40 @@ async def test_step_content_holds_coalesced_text(tmp_path: Path) -> None:
     assert getattr(texts[0], "text", None) == "Hello"
 
 
-@requirement("RESULT-019", "RESULT-021")
-async def test_unimplemented_result_features_say_so(tmp_path: Path) -> None:
-    async with opened(
-        ScriptedHarness([[*text_step('{"a": 1}'), finish()]]), tmp_path, output={"type": "object"}
-    ) as (
+@requirement("RESULT-019")
+async def test_partial_output_re_chunks_the_first_text_block(tmp_path: Path) -> None:
+    script = [
+        {"type": "text-start", "id": "t"},
+        *[{"type": "text-delta", "id": "t", "delta": d} for d in ['{"a"', ": [1", ",", " 2]}"]],
+        {"type": "text-end", "id": "t"},
+        finish_step(),
+        finish(),
+    ]
+    async with opened(ScriptedHarness([script]), tmp_path, output={"type": "object"}) as (
+        agent,
+        session,
+    ):
+        result, parts = await stream_parts(agent, session=session, prompt="go")
+        partials = [value async for value in result.partial_output_stream]
+        assert await result.output == {"a": [1, 2]}
+    # "," changes no partial: its text waits and leaves merged with the next delta.
+    assert [p.text for p in parts if p.type == "text-delta"] == ['{"a"', ": [1", ", 2]}"]
+    assert partials == [{}, {"a": [1]}, {"a": [1, 2]}]
+
+
+@requirement("RESULT-021")
+async def test_output_without_an_output_setting_says_it_is_not_implemented(
+    tmp_path: Path,
+) -> None:
+    async with opened(ScriptedHarness([[*text_step("hi"), finish()]]), tmp_path) as (
         agent,
         session,
     ):
         result, _ = await stream_parts(agent, session=session, prompt="go")
         with pytest.raises(Exception, match="not implemented yet") as caught:
-            result.partial_output_stream  # noqa: B018
+            await result.output
+        assert [value async for value in result.partial_output_stream] == []
     assert str(caught.value) == (
-        "HarnessAgent: partialOutputStream is not implemented yet. "
+        "HarnessAgent: structured output is not implemented yet. "
         "Track the foundation review for follow-up."
     )

@@ -441,15 +441,15 @@ def test_an_aborted_stream_ends_with_the_abort_part() -> None:
     assert machine.outcome.abort_reason == ABORT_REASON
 
 
-def test_a_stop_condition_suspends_the_turn_and_keeps_the_leftovers() -> None:
+def test_a_stop_condition_suspends_the_turn_and_keeps_nothing_for_the_next_slice() -> None:
     core = _core()
+    core.keep_buffered([_part("text-delta", id="t", delta="later")])
     machine = _machine(core)
     captured = ContinueTurnState(harness_id="mock", data={})
-    leftover = _part("text-delta", id="t", delta="later")
-    effects, _ = _run(machine.stopped(captured, [leftover]))
+    effects, _ = _run(machine.stopped(captured))
     assert _types(effects) == ["finish"]
     assert core.state is TurnState.SUSPENDED
-    assert core.buffered_parts == [leftover]
+    assert core.buffered_parts == []
     assert core.captured_state is captured
     assert machine.outcome.suspended
 

@@ -172,7 +172,12 @@ async def test_semantic_steps_then_a_warm_second_turn(tmp_path: Path) -> None:
         statuses.append(state.status.value)
     assert statuses == ["ready_for_next_step", "finished"]
     texts = [part.to_wire()["text"] for part in writer.parts if part.type == "text-delta"]
-    assert "".join(texts) == "onetwo"
+    # The stop condition drops the lookahead (STOP-008, as upstream): what the fake
+    # runtime emitted before the suspension took effect is lost, and how much that is
+    # depends on scheduling ("two" under trio, nothing under asyncio). Upstream relies on
+    # the runtime replaying from the pinned finish-step checkpoint; the fake harness
+    # resumes at its cursor instead (a follow-up of issue 37).
+    assert "".join(texts) in ("onetwo", "one")
     assert [part.type for part in writer.parts].count("finish") == 1
     assert [part.type for part in writer.parts].count(
         "start"
