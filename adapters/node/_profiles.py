@@ -259,6 +259,17 @@ CLAUDE_CODE = OfficialProfile(
         scripting=True,
         # Each turn starts the CLI in the sandbox (a native binary) through the bridge.
         turn_timeout=60.0,
+        # What the gate may leave unverified, and why (docs/node-adapters.md).
+        unsupported={
+            "steering": "undeclared on purpose: a scripted model cannot hold its reply "
+            "for the user's message reliably (see the capability.steering finding)",
+            "scripted.questions": "the adapter's built-in table has no askUserQuestions",
+            "scripted.compaction-once": "the CLI compacts at its own context limit; a "
+            "script's context budget cannot make it compact",
+            "scripted.visible-writes": "kit limit: the CLI runs write and edit inside the "
+            "sandbox itself, so the kit sees no sandbox operation to judge them by (as "
+            "scripted.permission-modes)",
+        },
     ),
     # Its runtime runs in the sandbox behind the bridge: one loopback port per session,
     # and its bootstrap (pnpm installs the Claude Agent SDK and the Claude Code CLI from
