@@ -1,5 +1,8 @@
 """Runs checks against an adapter target and builds the report.
 
+One idea: running a check to its result (the guarded worker, hypothesis, shrinking, the
+turn ledger, the replay bundle) and a selection of them to the report.
+
 The CLI and the pytest plugin both call :func:`run_check`; :func:`run_suite` runs a
 selection in dependency order, marking dependents of failed checks ``blocked`` instead
 of letting them cascade.

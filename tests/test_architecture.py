@@ -1,5 +1,7 @@
 """The house rules of the package layout, checked on the source (no imports executed).
 
+One idea: every architecture rule of the project, so a newcomer reads them in one place.
+
 - Packages talk through facades: no module (library or test) imports a private module
   (a ``_name`` component) of another package. Tests may import private modules of the
   package they test (``tests/<package>/``; ``tests/zoo`` belongs to ``conformance``).
