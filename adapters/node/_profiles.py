@@ -261,8 +261,7 @@ CLAUDE_CODE = OfficialProfile(
         turn_timeout=60.0,
         # What the gate may leave unverified, and why (docs/node-adapters.md).
         unsupported={
-            "steering": "undeclared on purpose: a scripted model cannot hold its reply "
-            "for the user's message reliably (see the capability.steering finding)",
+            "steering": PI.capabilities.unsupported["steering"],
             "scripted.questions": "the adapter's built-in table has no askUserQuestions",
             "scripted.compaction-once": "the CLI compacts at its own context limit; a "
             "script's context budget cannot make it compact",
