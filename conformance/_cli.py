@@ -42,6 +42,7 @@ from ._runner import (
     RunOptions,
     Selection,
     SelectionError,
+    remove_own_workdirs,
     run_check,
     run_suite,
     select_checks,
@@ -415,6 +416,7 @@ def check(
         code = _EXIT_SIGNAL[type(error).__name__]
         if not reports:
             click.echo("INTERRUPTED: no check finished", err=True)
+            remove_own_workdirs()
             sys.exit(code)
     except SETUP_ERRORS as error:  # the machine, not the adapter: no check is charged
         _close_node_hosts()
@@ -445,6 +447,8 @@ def check(
     click.echo(outcome.line)
     if code is None:
         code = EXIT_CONFORMANT if outcome.ok else EXIT_NONCONFORMANT
+    else:  # interrupted: nothing of the run may stay behind
+        remove_own_workdirs()
     sys.exit(code)
 
 

@@ -190,6 +190,22 @@ def sweep_abandoned_workdirs(temporary: Path) -> list[Path]:
     return removed
 
 
+def remove_own_workdirs(temporary: Path | None = None) -> None:
+    """Remove this process's check work directories (an interrupted run, before it exits).
+
+    A check interrupted by a signal leaves its context manager at once, but a thread or a
+    process it started can still write into its directory for a moment and re-create it;
+    the run removes what is left as its last act. Never raises.
+    """
+    folder = temporary if temporary is not None else Path(tempfile.gettempdir())
+    try:
+        owned = sorted(folder.glob(f"{WORKDIR_PREFIX}{os.getpid()}-*"))
+    except OSError:
+        return
+    for directory in owned:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def _skip_reason(check: Check, target: AdapterTarget) -> tuple[str, str] | None:
     """``(message, capability)`` when the target lacks a capability the check needs."""
     capabilities = target.capabilities

@@ -409,7 +409,7 @@ _HINTS: dict[str, str] = {
     "blocked": "fix the failing check named",
     "erred": "fix the check error",
     "claimed": "implement the scripting extension (only the scripted tier verifies what "
-    "those claimed capabilities promise), or list them in --baseline",
+    "those claimed capabilities promise)",
     "capability": "declare the capability in the capability file, or declare it "
     "`unsupported: {name: why}`",
     "skipped": "give the adapter what the skip names, or declare `unsupported: {check-id: why}`",

@@ -373,6 +373,16 @@ class FakeHarnessSession:
                 f"The turn of fake harness session {self.session_id} ended ({turn.status}) "
                 "while it was being suspended."
             )
+        rewind = turn.pinned_cursor()
+        if turn.status == "suspended" and rewind is not None and rewind < turn.record.cursor:
+            # The agent stopped at a finish-step and dropped what came after (STOP-008):
+            # freeze there, so that continuing replays the tail. A fresh runtime replays
+            # the record (journaled outcomes are reused, nothing runs twice).
+            turn.abandon()
+            turn.record.cursor = rewind
+            turn = self._runtime(turn.record)
+            turn.status = "suspended"
+            self._turn = turn
         turn.captured = True
         self._lifecycle("suspend", turn.record.index, f"cursor {turn.record.cursor}")
         return ContinueTurnState(harness_id=self._harness.harness_id, data=self._data(turn.record))

@@ -47,6 +47,7 @@ from harness_testkit.spec import (
     ToolInputDeltaPart,
     ToolInputEndPart,
     ToolInputStartPart,
+    attach_event_checkpoint,
 )
 
 from ._clock import Clock
@@ -134,6 +135,8 @@ class TurnRuntime:
         self.held = anyio.Event()
         #: ``do_suspend_turn`` captured this turn (a finished one can then be "continued").
         self.captured = False
+        #: The cursor a consumer pinned at a ``finish-step`` (see :meth:`pinned_cursor`).
+        self._pinned: tuple[int, object] | None = None
         #: What the turn is blocked on (``tool-result:<id>``, ``approval:<id>``,
         #: ``user-message:None``), or ``None`` while it is not waiting for the host.
         self.waiting_for: str | None = None
@@ -212,6 +215,29 @@ class TurnRuntime:
         """Queue a manual compaction (performed at the next step boundary)."""
         self.record.inbox.compactions.append(custom_instructions)
         self._notify()
+
+    def pinned_cursor(self) -> int | None:
+        """Where a suspension must put the cursor: just after the ``finish-step`` whose
+        checkpoint the consumer pinned (it stopped there and dropped what came after,
+        STOP-008), or ``None`` when nothing is pinned."""
+        return None if self._pinned is None else self._pinned[0]
+
+    def _checkpoint(self, cursor: int) -> Callable[[], Callable[[], None]]:
+        def pin() -> Callable[[], None]:
+            token = object()
+            self._pinned = (cursor, token)
+
+            def release() -> None:
+                if self._pinned is not None and self._pinned[1] is token:
+                    self._pinned = None
+
+            return release
+
+        return pin
+
+    def abandon(self) -> None:
+        """Drop a suspended runtime that a rewound one replaces (its engine is closed)."""
+        self._generator.close()
 
     async def suspend(self) -> None:
         """Freeze at the cursor: wait for the driver to stop after its current request."""
@@ -550,6 +576,10 @@ class TurnRuntime:
             for fault in self.faults
         )
         if not dropped:
+            if isinstance(part, FinishStepPart):
+                # A copy: the script's part may be emitted again (a replay, another turn).
+                part = part.model_copy()
+                attach_event_checkpoint(part, self._checkpoint(index + 1))
             self._send_part(part)
         self._count(part)
         self.record.cursor = index + 1

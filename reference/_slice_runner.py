@@ -31,6 +31,7 @@ from harness_testkit.spec import (
     PromptControl,
     SandboxSession,
     ToolContextValidationError,
+    pin_event_checkpoint,
 )
 
 from ._detached import spawn_detached
@@ -327,7 +328,7 @@ class SliceRunner:
             if machine.pause_due():
                 await self._perform(machine.pause())
                 return
-            if finished_step and self.stop_when and await self._stop_condition_hit():
+            if finished_step and self.stop_when and await self._stop_condition_hit(item):
                 return
 
     # -- effects ---------------------------------------------------------------------------
@@ -474,7 +475,34 @@ class SliceRunner:
             sink.put(consumer)
         return True
 
-    async def _stop_condition_hit(self) -> bool:
+    async def _stop_condition_hit(self, finish_step: object) -> bool:
+        # Pin the finish-step's checkpoint (when the adapter attached one): a stop makes
+        # the adapter's suspension cursor point just after it, so the runtime replays the
+        # dropped tail when the turn is continued (STOP-008). Going on releases the pin.
+        release = pin_event_checkpoint(finish_step)
+        try:
+            hit = await self._stop_due()
+        except BaseException:
+            if release is not None:
+                release()
+            raise
+        if not hit:
+            if release is not None:
+                release()
+            return False
+        self.core.begin_suspending()
+        state = await self.suspend_adapter()
+        # The lookahead and whatever the adapter emits until done() settles are dropped,
+        # as upstream drops them (STOP-008): the runtime owns the tail and replays it when
+        # the turn is continued. Kept parts showed up twice, stale `finish` included.
+        with anyio.move_on_after(self.abort_grace):
+            while not isinstance(await self.queue.get(), _Done | DoneFailed):
+                pass
+        await self._perform(self.machine.stopped(state))
+        return True
+
+    async def _stop_due(self) -> bool:
+        """Whether a stop condition ends the slice at this step boundary (7.5.2)."""
         lookahead = await self._next()
         self.queue.push_front([lookahead])
         if isinstance(lookahead, FinishPart | ErrorPart | _Done | DoneFailed):
@@ -487,18 +515,7 @@ class SliceRunner:
             if inspect.isawaitable(value):
                 value = await value
             hit = hit or bool(value)
-        if not hit:
-            return False
-        self.core.begin_suspending()
-        state = await self.suspend_adapter()
-        # The lookahead and whatever the adapter emits until done() settles are dropped,
-        # as upstream drops them (STOP-008): the runtime owns the tail and replays it when
-        # the turn is continued. Kept parts showed up twice, stale `finish` included.
-        with anyio.move_on_after(self.abort_grace):
-            while not isinstance(await self.queue.get(), _Done | DoneFailed):
-                pass
-        await self._perform(self.machine.stopped(state))
-        return True
+        return hit
 
     # -- host executions and submissions ---------------------------------------------------
 

@@ -160,15 +160,17 @@ def _shards(count: int, size: int) -> Iterator[tuple[int, int]]:
 def local_cluster(workers: int) -> Any:
     """A ``distributed.LocalCluster`` of ``workers`` processes on 127.0.0.1.
 
-    Loopback only and no dashboard (no port beyond the scheduler's and the workers'); one
-    thread per worker, so a worker runs one shard at a time. Close it when done.
+    Loopback only; one thread per worker, so a worker runs one shard at a time. Close it
+    when done. The scheduler serves HTTP (health, metrics) even without a dashboard, by
+    default on port 8787 of every interface: here on a free loopback port, so that two
+    clusters on one machine (parallel test workers, two runs) never race for 8787.
     """
     return require_dask().LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",
         silence_logs=40,
         timeout=_CLUSTER_TIMEOUT,
     )

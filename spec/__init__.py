@@ -12,6 +12,9 @@ from ._bootstrap import BootstrapCommand as BootstrapCommand
 from ._bootstrap import BootstrapFile as BootstrapFile
 from ._bootstrap import bootstrap_marker_path as bootstrap_marker_path
 from ._bootstrap import sandbox_bootstrap_identity as sandbox_bootstrap_identity
+from ._checkpoints import EventCheckpoint as EventCheckpoint
+from ._checkpoints import attach_event_checkpoint as attach_event_checkpoint
+from ._checkpoints import pin_event_checkpoint as pin_event_checkpoint
 from ._clock import Clock as Clock
 from ._consumer_parts import CONSUMER_PART_TYPES as CONSUMER_PART_TYPES
 from ._consumer_parts import ConsumerAbortPart as ConsumerAbortPart
@@ -224,6 +227,7 @@ __all__ = [
     "ContinueTurnState",
     "Emit",
     "ErrorPart",
+    "EventCheckpoint",
     "FileChangePart",
     "FinishPart",
     "FinishReason",
@@ -310,6 +314,7 @@ __all__ = [
     "WireModel",
     "YamlError",
     "YamlLocator",
+    "attach_event_checkpoint",
     "baseline_input_problems",
     "bootstrap_marker_path",
     "builtin_table_problems",
@@ -327,6 +332,7 @@ __all__ = [
     "parse_host_message",
     "parse_lifecycle_state",
     "parse_stream_part",
+    "pin_event_checkpoint",
     "prompt_text",
     "requirement_page",
     "requirement_url",

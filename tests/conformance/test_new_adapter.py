@@ -191,4 +191,5 @@ def test_the_generated_workflow_gates_like_the_cli_and_fails_a_broken_skeleton(
         output = completed.stdout + completed.stderr
         assert completed.returncode == expected, output
         if bug is not None:
-            assert "stream.grammar [STREAM-038, SHOULD]" in output.splitlines()[-1]
+            # The verdict is stdout's last line (progress lines go to stderr).
+            assert "stream.grammar [STREAM-038, SHOULD]" in completed.stdout.splitlines()[-1]
