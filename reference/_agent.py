@@ -631,6 +631,9 @@ class HarnessAgent:
             abort: Set it to abort the turn.
             timeout: Seconds after which the turn is aborted.
         """
+        # The session's state is checked before the continuations are read: a malformed
+        # continuation on a session with no unfinished turn reports the turn (as upstream).
+        session.check_can_continue()
         return await self._continue(
             session,
             normalize_approval_continuations(tool_approval_continuations),

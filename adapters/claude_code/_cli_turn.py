@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -81,6 +81,7 @@ class ClaudeCodeTurn:
         executed: Mapping[str, tuple[JSONValue, bool]] | None = None,
         reply_start: int = 0,
         finished: bool = False,
+        echoed: Iterable[str] = (),
     ) -> None:
         self.session = session
         self.index = index
@@ -97,6 +98,8 @@ class ClaudeCodeTurn:
         self.results: dict[str, tuple[JSONValue, bool]] = dict(results or {})
         # Outcomes of runtime-executed calls that ran: a rerun replays them instead.
         self.executed: dict[str, tuple[JSONValue, bool]] = dict(executed or {})
+        # Host calls whose result was echoed: a rerun of the step does not echo them again.
+        self.echoed: set[str] = set(echoed)
         self.reply_start = reply_start
         self._emit: Emit | None = None
         self._abort: anyio.Event | None = None
@@ -157,6 +160,12 @@ class ClaudeCodeTurn:
             )
         )
         self.results[tool_call_id] = (output, is_error)
+        if tool_call_id not in self._slice_calls:
+            # Submitted in a later slice than its call (an approval's or a client tool's
+            # continuation): the agent shows this result itself in this slice, and drops
+            # an adapter's echo only within the slice (as upstream's agent does). The CLI
+            # hands the result back later, maybe in another slice: it is not echoed.
+            self.echoed.add(tool_call_id)
         self.session.wake_runtime()
 
     def submit_tool_approval(self, approval_id: str, approved: bool, reason: str | None) -> None:

@@ -323,6 +323,9 @@ class TurnParts:
             is_error = bool(block.is_error)
             result: JSONValue
             if call.surface == "host":
+                if call.tool_use_id in self._turn.echoed:
+                    continue  # a rerun of the step: echoed before the suspension
+                self._turn.echoed.add(call.tool_use_id)
                 result, is_error = self._turn.results.get(
                     call.tool_use_id, (_block_text(block.content), is_error)
                 )

@@ -95,6 +95,7 @@ class ClaudeCodeSession:
                 },
                 reply_start=data.turn.reply_start,
                 finished=data.turn.finished,
+                echoed=data.turn.echoed,
             )
             if not data.turn.finished:
                 turn.status = "suspended"
@@ -360,6 +361,7 @@ class ClaudeCodeSession:
                             for key, (result, is_error) in turn.executed.items()
                         },
                         reply_start=turn.reply_start,
+                        echoed=sorted(turn.echoed),
                     )
                 }
             )

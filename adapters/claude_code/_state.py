@@ -36,6 +36,10 @@ class TurnData(_Model):
         executed: Outcomes of the runtime-executed calls that ran, by call id
             (``result``, ``isError``): a rerun does not run them again.
         reply_start: Index of the turn's first reply in the scripted model's script.
+        echoed: Host calls whose result was shown, echoed as a ``tool-result`` part or
+            submitted in a later slice than the call (the agent shows it then): the
+            CLI's result is not echoed again (the agent drops a repeated result only
+            within one slice, as upstream's does).
     """
 
     index: int = Field(ge=1)
@@ -45,6 +49,7 @@ class TurnData(_Model):
     results: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
     executed: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
     reply_start: int = Field(default=0, ge=0)
+    echoed: list[str] = Field(default_factory=list)
 
 
 class SessionData(_Model):

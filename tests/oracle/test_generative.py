@@ -146,11 +146,13 @@ def test_generated_scenarios_match_the_official_agent(
     with capsys.disabled():
         print(fixed.report(f"fixed seed {FIXED_SEED}"))
         print(more.report(f"seed {rotating}"))
-    # A mask nobody needs any more is stale: it must explain a divergence of this run or
-    # a committed scenario's declared diff of its decision.
+    # A mask nobody needs any more is stale: it must explain a divergence at the fixed
+    # seed or a committed scenario's declared diff of its decision. (Not the rotating
+    # seed's: whether an hour's scenarios need a mask is chance, and a verdict must not
+    # change with the hour.)
     committed = {
         diff["decision"] for name in NAMES for diff in load_scenario(name).get("declaredDiffs", [])
     }
-    seen = set(fixed.masked) | set(more.masked) | committed
+    seen = set(fixed.masked) | committed
     stale = [mask.decision for mask in MASKS if mask.decision not in seen]
     assert not stale, f"masks that explain nothing (remove them or the decision): {stale}"
