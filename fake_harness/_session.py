@@ -373,7 +373,7 @@ class FakeHarnessSession:
                 f"The turn of fake harness session {self.session_id} ended ({turn.status}) "
                 "while it was being suspended."
             )
-        rewind = turn.pinned_cursor()
+        rewind = turn.take_pinned_cursor()
         if turn.status == "suspended" and rewind is not None and rewind < turn.record.cursor:
             # The agent stopped at a finish-step and dropped what came after (STOP-008):
             # freeze there, so that continuing replays the tail. A fresh runtime replays

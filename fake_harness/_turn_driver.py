@@ -135,7 +135,7 @@ class TurnRuntime:
         self.held = anyio.Event()
         #: ``do_suspend_turn`` captured this turn (a finished one can then be "continued").
         self.captured = False
-        #: The cursor a consumer pinned at a ``finish-step`` (see :meth:`pinned_cursor`).
+        #: The cursor a consumer pinned at a ``finish-step`` (see :meth:`take_pinned_cursor`).
         self._pinned: tuple[int, object] | None = None
         #: What the turn is blocked on (``tool-result:<id>``, ``approval:<id>``,
         #: ``user-message:None``), or ``None`` while it is not waiting for the host.
@@ -216,11 +216,13 @@ class TurnRuntime:
         self.record.inbox.compactions.append(custom_instructions)
         self._notify()
 
-    def pinned_cursor(self) -> int | None:
-        """Where a suspension must put the cursor: just after the ``finish-step`` whose
+    def take_pinned_cursor(self) -> int | None:
+        """Where this suspension must put the cursor: just after the ``finish-step`` whose
         checkpoint the consumer pinned (it stopped there and dropped what came after,
-        STOP-008), or ``None`` when nothing is pinned."""
-        return None if self._pinned is None else self._pinned[0]
+        STOP-008), or ``None`` when nothing is pinned. The suspension consumes the pin,
+        as closing upstream's channel does: a later suspension never rewinds to it."""
+        pinned, self._pinned = self._pinned, None
+        return None if pinned is None else pinned[0]
 
     def _checkpoint(self, cursor: int) -> Callable[[], Callable[[], None]]:
         def pin() -> Callable[[], None]:

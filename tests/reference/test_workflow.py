@@ -237,6 +237,34 @@ async def test_a_stop_before_a_host_tool_call_replays_it_once_in_a_fresh_agent(
     assert texts == 'planningweather: {"sunny":true}'
 
 
+@pytest.mark.requirement("STOP-008")
+async def test_every_slice_of_a_stopped_turn_replays_from_its_own_pin(tmp_path: Path) -> None:
+    # Three steps, a stop after each: every slice pins its own finish-step, and each
+    # suspension takes its pin, so no slice rewinds to an older one.
+    script = {
+        "turns": [
+            {
+                "steps": [
+                    {"actions": [{"text": "one"}]},
+                    {"actions": [{"text": "two"}]},
+                    {"actions": [{"text": "three"}]},
+                ]
+            }
+        ]
+    }
+    writer = PartCollector()
+    agent = _agent(tmp_path, script, profile="codex", stop_when=step_count_is(1))
+    state = create_workflow_state("slices", prompt="go")
+    statuses = []
+    with anyio.fail_after(60):
+        while state.status in (WorkflowStatus.NOT_STARTED, WorkflowStatus.READY_FOR_NEXT_STEP):
+            state = await run_agent_step(agent, state, writer=writer)
+            statuses.append(state.status.value)
+    assert statuses == ["ready_for_next_step", "ready_for_next_step", "finished"]
+    texts = "".join(part.to_wire()["text"] for part in writer.parts if part.type == "text-delta")
+    assert texts == "onetwothree"
+
+
 async def test_destroy_on_finish_drops_the_resume_state(tmp_path: Path) -> None:
     state = await run_agent_step(
         _agent(tmp_path, TWO_STEPS),
