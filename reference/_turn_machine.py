@@ -99,7 +99,7 @@ from ._fast import (
     wire_tool_result,
 )
 from ._results import StepContent, add_usage, normalize_usage, step_result
-from ._strip import StreamingStripper, strip_value, strip_work_dir
+from ._strip import StreamingStripper, strip_value
 from ._translate import (
     compaction_parts,
     consumer_call,
@@ -834,7 +834,9 @@ class SliceMachine:
         return ConsumerToolCallPart(
             tool_call_id=record.tool_call_id,
             tool_name=record.tool_name,
-            input=json_or_raw(strip_work_dir(record.input, self.work_dir)),
+            # Rebuilt in a later slice: the input as the runtime sent it, not the display
+            # form with the work dir stripped (as upstream rebuilds it).
+            input=json_or_raw(record.input),
             provider_executed=record.provider_executed,
         )
 

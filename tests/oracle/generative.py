@@ -355,8 +355,12 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     turns = [draw(_turn(ids, plan, settings))]
     turns += [draw(_turn(ids, _Plan(), settings)) for _ in range(draw(st.integers(0, 1)))]
     steps: list[dict[str, Any]] = [{"op": "construct"}, {"op": "createSession", "sessionId": "s1"}]
+    # An approval is answered with the id of the request the consumer saw; generate()
+    # shows the consumer no parts, so a turn that asks for approval is streamed.
     first: dict[str, Any] = {
-        "op": draw(st.sampled_from(["stream", "stream", "generate"])),
+        "op": "stream"
+        if plan.approvals
+        else draw(st.sampled_from(["stream", "stream", "generate"])),
         "prompt": "hi",
     }
     if first["op"] == "stream":
