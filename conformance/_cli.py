@@ -562,6 +562,7 @@ def replay(bundle: Path, adapter_spec: str | None, allowed: tuple[str, ...], ver
         with _sigterm_raises():
             result = run_check(item, target, options, scenario=data.scenario)
     except (KeyboardInterrupt, Terminated) as error:
+        remove_own_workdirs()
         sys.exit(_EXIT_SIGNAL.get(type(error).__name__, 130))
     except SETUP_ERRORS as error:  # the machine, not the adapter
         _close_node_hosts()

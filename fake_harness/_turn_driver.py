@@ -37,6 +37,7 @@ from harness_testkit.scripting import (
 )
 from harness_testkit.spec import (
     Emit,
+    EventCheckpoint,
     FinishStepPart,
     HarnessSessionStateError,
     JSONValue,
@@ -224,7 +225,7 @@ class TurnRuntime:
         pinned, self._pinned = self._pinned, None
         return None if pinned is None else pinned[0]
 
-    def _checkpoint(self, cursor: int) -> Callable[[], Callable[[], None]]:
+    def _checkpoint(self, cursor: int) -> EventCheckpoint:
         def pin() -> Callable[[], None]:
             token = object()
             self._pinned = (cursor, token)

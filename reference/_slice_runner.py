@@ -480,15 +480,13 @@ class SliceRunner:
         # the adapter's suspension cursor point just after it, so the runtime replays the
         # dropped tail when the turn is continued (STOP-008). Going on releases the pin.
         release = pin_event_checkpoint(finish_step)
+        hit = False
         try:
             hit = await self._stop_due()
-        except BaseException:
-            if release is not None:
+        finally:
+            if not hit and release is not None:
                 release()
-            raise
         if not hit:
-            if release is not None:
-                release()
             return False
         self.core.begin_suspending()
         state = await self.suspend_adapter()

@@ -7,7 +7,6 @@ from collections.abc import Callable
 import pytest
 
 from harness_testkit.spec import (
-    EventCheckpoint,
     attach_event_checkpoint,
     parse_stream_part,
     pin_event_checkpoint,
@@ -20,37 +19,26 @@ FINISH_STEP = {
 }
 
 
-def test_a_pin_holds_until_its_own_release() -> None:
-    pinned: list[int | None] = [None]
-    tokens: list[object] = []
+def test_pinning_calls_the_attached_pin_once_and_returns_its_release() -> None:
+    # What a pin means (which cursor, which release wins) is the adapter's; the spec
+    # carries the adapter's pin on the part and hands back what it returns.
+    calls: list[str] = []
 
-    def checkpoint(cursor: int) -> EventCheckpoint:
-        def pin() -> Callable[[], None]:
-            token = object()
-            tokens.append(token)
-            pinned[0] = cursor
+    def release() -> None:
+        calls.append("release")
 
-            def release() -> None:
-                if tokens[-1] is token:
-                    pinned[0] = None
+    def pin() -> Callable[[], None]:
+        calls.append("pin")
+        return release
 
-            return release
-
-        return pin
-
-    first, second = parse_stream_part(FINISH_STEP), parse_stream_part(FINISH_STEP)
-    attach_event_checkpoint(first, checkpoint(3))
-    attach_event_checkpoint(second, checkpoint(7))
-    release_first = pin_event_checkpoint(first)
-    assert pinned == [3]
-    assert release_first is not None
-    release_second = pin_event_checkpoint(second)
-    assert pinned == [7]
-    assert release_second is not None
-    release_first()  # replaced by a later pin: does nothing
-    assert pinned == [7]
-    release_second()
-    assert pinned == [None]
+    part = parse_stream_part(FINISH_STEP)
+    attach_event_checkpoint(part, pin)
+    assert calls == []
+    assert pin_event_checkpoint(part) is release
+    assert calls == ["pin"]
+    attach_event_checkpoint(part, lambda: lambda: None)  # attaching again replaces the pin
+    pin_event_checkpoint(part)
+    assert calls == ["pin"]
 
 
 def test_a_part_without_a_checkpoint_pins_nothing() -> None:
