@@ -219,16 +219,7 @@ def _step(
                 pause = [_finish_step("tool-calls"), {"waitResult": call_id}]
                 break
             parts.append({"waitResult": call_id})
-        elif (
-            kind == "client"
-            and "pick" in tools
-            and "pick" not in approval
-            and not pause
-            # Open divergence stop-after-client-continuation (open_divergences.yaml): a
-            # client tool's continuation under stopWhen is left out until it is fixed,
-            # so a rotating seed in CI does not fail on a known finding.
-            and "stopWhen" not in settings
-        ):
+        elif kind == "client" and "pick" in tools and "pick" not in approval and not pause:
             call_id = ids.call()
             parts.append(
                 _emit(
@@ -611,6 +602,14 @@ MASKS: tuple[Mask, ...] = (
                         in official
                     )
                 )
+            )
+            # The step counted for the kept finish-step makes a stop condition hold one
+            # step earlier in the continued slice: the turn is suspended there.
+            or (
+                "stopWhen" in _agent(scenario)
+                and '"call":"doContinueTurn"' in python
+                and python.count('"call":"doSuspendTurn"')
+                > official.count('"call":"doSuspendTurn"')
             )
         ),
     ),
