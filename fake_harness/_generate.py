@@ -192,14 +192,18 @@ class _Builder:
         return {"type": "delay", "seconds": self.c.integer(0, 3) / 2}
 
     def step(self, turn: int, number: int, max_actions: int) -> dict[str, Any]:
+        # A condition names a call of an earlier step of the same turn: the step's own
+        # calls have no outcome before it runs, and a condition looks only within its
+        # turn, so one on any other call would never hold.
+        earlier = [call for call in self.call_ids if call.startswith(f"g{turn}_")]
         step: dict[str, Any] = {
             "actions": [
                 self.action(turn, number, position)
                 for position in range(self.c.integer(1, max_actions))
             ]
         }
-        if self.call_ids and self.c.integer(0, 3) == 0:
-            step["when"] = {"toolCallId": self.c.choice(self.call_ids), "isError": self.c.boolean()}
+        if earlier and self.c.integer(0, 3) == 0:
+            step["when"] = {"toolCallId": self.c.choice(earlier), "isError": self.c.boolean()}
         if self.c.integer(0, 5) == 0:
             step["announceToolCallCount"] = True
         if self.c.integer(0, 5) == 0:

@@ -48,6 +48,31 @@ def test_strategy_yields_valid_scripts(script: Script) -> None:
     assert Script.model_validate(script.to_wire()) == script
 
 
+def _conditions_name_earlier_calls(script: Script) -> None:
+    for turn in script.turns:
+        earlier: set[str | None] = set()
+        for step in turn.steps:
+            if step.when is not None:
+                assert step.when.tool_call_id in earlier, step.when
+            earlier.update(getattr(action, "id", None) for action in step.actions)
+
+
+def test_a_generated_condition_names_a_call_of_an_earlier_step_of_its_turn() -> None:
+    """A condition on a call without an outcome yet never holds: a step conditioned on
+    its own call (or another turn's) would be a step no runtime can ever run."""
+    conditioned = 0
+    for seed in range(200):
+        script = generate_script(seed, max_turns=3, max_steps=4, max_actions=3)
+        _conditions_name_earlier_calls(script)
+        conditioned += sum(step.when is not None for turn in script.turns for step in turn.steps)
+    assert conditioned > 0  # the property is not vacuous
+
+
+@given(script=scripts(profile="claude-code", max_steps=4))
+def test_strategy_conditions_name_earlier_calls(script: Script) -> None:
+    _conditions_name_earlier_calls(script)
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("profile", profiles())
 async def test_generated_scripts_run_on_every_profile(sandbox: SandboxEnv, profile: str) -> None:
