@@ -78,6 +78,7 @@ from harness_testkit.spec import (
     UnifiedFinishReason,
     Usage,
     is_builtin_tool_included,
+    is_execution_denied,
     parse_stream_part,
     requires_approval,
 )
@@ -118,16 +119,6 @@ class _Call:
     count: int | None = None
     #: The ``tool-call`` part was emitted (gated calls are announced at their approval).
     announced: bool = False
-
-
-def _is_denial(output: JSONValue) -> bool:
-    """An ``execution-denied`` tool result: what the agent submits for a host tool it
-    did not run (denied by the user or ``toolApproval``, or inactive)."""
-    return (
-        isinstance(output, dict)
-        and output.get("type") == "execution-denied"
-        and set(output) <= {"type", "reason", "providerOptions"}
-    )
 
 
 @dataclass
@@ -563,7 +554,7 @@ class TurnEngine:
                     is_error=is_error,
                 )
             )
-            if _is_denial(result):
+            if is_execution_denied(result):
                 self.progress.denied.add(call.call_id)
                 return result, True
             return result, is_error

@@ -25,7 +25,12 @@ from rich.table import Table
 
 from harness_testkit.common import RunProgress, make_console
 from harness_testkit.sandbox import require_docker_engine
-from harness_testkit.spec import ConsumerPart, MissingExtraError, SandboxUnavailableError
+from harness_testkit.spec import (
+    ConsumerPart,
+    MissingExtraError,
+    SandboxUnavailableError,
+    is_execution_denied,
+)
 
 from ._engine import ClusterUnavailableError, DaskEngine, require_dask, simulate_sharded
 from ._loading import LoadedScenario, builtin_scenario_path, builtin_scenarios, load_scenario
@@ -34,7 +39,6 @@ from ._runner import (
     SimulationObserver,
     SimulationOptions,
     SimulationSummary,
-    is_denial,
 )
 from ._runner import (
     simulate as run_simulation,
@@ -120,7 +124,7 @@ class LiveRenderer(SimulationObserver):
                     f"[magenta]⟳ compaction[/] {escape(str(output.get('tokensBefore')))} → "
                     f"{escape(str(output.get('tokensAfter')))} tokens"
                 )
-            elif is_denial(wire.get("output")):
+            elif is_execution_denied(wire.get("output")):
                 reason = wire["output"].get("reason")
                 shown = f" {escape(_short(reason))}" if isinstance(reason, str) else ""
                 self._line(f"[red]⊘ {escape(name)} denied[/]{shown}")

@@ -43,6 +43,7 @@ from harness_testkit.spec import (
     ConsumerToolApprovalResponsePart,
     ConsumerToolResultPart,
     SandboxProvider,
+    is_execution_denied,
 )
 
 from ._loading import LoadedScenario
@@ -79,7 +80,6 @@ __all__ = [
     "SimulationOptions",
     "SimulationSummary",
     "denied_tool_result",
-    "is_denial",
     "normalize_transcript_line",
     "percentile",
     "session_id_for",
@@ -428,7 +428,7 @@ class _SessionRun:
             given = "output" in action.model_fields_set
             is_error = action.is_error if action.is_error is not None else spec.error is not None
             output = action.output if given else (spec.error if is_error else spec.output)
-            if is_denial(output):
+            if is_execution_denied(output):
                 # The host denies a client-side call: the agent shows no part for it (the
                 # runtime's echo of a settled result is suppressed), so record it here.
                 assert isinstance(output, Mapping)
@@ -494,18 +494,9 @@ def denied_tool_result(part: ConsumerPart) -> dict[str, Any] | None:
         reason = {} if part.reason is None else {"reason": part.reason}
         call = part.tool_call
         return _denied_result(call.tool_call_id, call.tool_name, reason)
-    if isinstance(part, ConsumerToolResultPart) and is_denial(part.output):
+    if isinstance(part, ConsumerToolResultPart) and is_execution_denied(part.output):
         return _denied_result(part.tool_call_id, part.tool_name, part.output)
     return None
-
-
-def is_denial(output: Any) -> bool:
-    """An ``execution-denied`` tool result output (``{type, reason?}``)."""
-    return (
-        isinstance(output, Mapping)
-        and output.get("type") == "execution-denied"
-        and set(output) <= {"type", "reason", "providerOptions"}
-    )
 
 
 def _denied_result(call_id: str, name: str, given: Mapping[str, Any]) -> dict[str, Any]:

@@ -168,6 +168,7 @@ from ._tools import builtin_table_problems as builtin_table_problems
 from ._tools import common_tool as common_tool
 from ._tools import inactive_tool_reason as inactive_tool_reason
 from ._tools import is_builtin_tool_included as is_builtin_tool_included
+from ._tools import is_execution_denied as is_execution_denied
 from ._tools import requires_approval as requires_approval
 from ._yaml import YamlError as YamlError
 from ._yaml import YamlLocator as YamlLocator
@@ -325,6 +326,7 @@ __all__ = [
     "host_protocol_schema",
     "inactive_tool_reason",
     "is_builtin_tool_included",
+    "is_execution_denied",
     "is_json_value",
     "load_requirements",
     "load_yaml",

@@ -29,6 +29,7 @@ __all__ = [
     "common_tool",
     "inactive_tool_reason",
     "is_builtin_tool_included",
+    "is_execution_denied",
     "requires_approval",
 ]
 
@@ -347,6 +348,20 @@ def is_builtin_tool_included(filtering: BuiltinToolFiltering | None, tool_name: 
 def inactive_tool_reason(tool_name: str) -> str:
     """The exact denial reason for a call to an inactive tool."""
     return f"Tool '{tool_name}' is inactive due to the HarnessAgent tool filtering policy."
+
+
+def is_execution_denied(output: object) -> bool:
+    """Whether a tool result's ``output`` is an ``execution-denied`` one.
+
+    That is what the agent submits for a host tool it did not run (denied by the user
+    or ``toolApproval``, or inactive): ``{"type": "execution-denied"}`` with an optional
+    ``reason`` (and ``providerOptions``), nothing else.
+    """
+    return (
+        isinstance(output, Mapping)
+        and output.get("type") == "execution-denied"
+        and set(output) <= {"type", "reason", "providerOptions"}
+    )
 
 
 def requires_approval(permission_mode: PermissionMode, tool_use_kind: ToolUseKind | None) -> bool:

@@ -27,6 +27,7 @@ from harness_testkit.spec import (
     ToolSpec,
     common_tool,
     is_builtin_tool_included,
+    is_execution_denied,
     parse_consumer_part,
     parse_stream_part,
 )
@@ -644,6 +645,24 @@ def test_is_builtin_tool_included(
     filtering: BuiltinToolFiltering | None, name: str, included: bool
 ) -> None:
     assert is_builtin_tool_included(filtering, name) is included
+
+
+@requirement("HOSTTOOL-006")
+@pytest.mark.parametrize(
+    ("output", "denied"),
+    [
+        ({"type": "execution-denied"}, True),
+        ({"type": "execution-denied", "reason": "no"}, True),
+        ({"type": "execution-denied", "reason": "no", "providerOptions": {}}, True),
+        ({"type": "execution-denied", "reason": "no", "value": 1}, False),
+        ({"type": "error-text", "value": "no"}, False),
+        ("execution-denied", False),
+        (None, False),
+    ],
+)
+def test_is_execution_denied_knows_the_denial_output(output: object, denied: bool) -> None:
+    """A runtime delivers this output as a denial, never as a success (HOSTTOOL-006)."""
+    assert is_execution_denied(output) is denied
 
 
 @requirement("APPROVAL-001")
