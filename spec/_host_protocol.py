@@ -12,6 +12,7 @@ Calls go both ways::
                                  doDestroy, shutdown
     kit  -> host  notifications  $/cancelRequest {id}   (aborts that request's AbortSignal)
                                  process/output, process/exit (a spawned sandbox process)
+                                 checkpoint/pin, checkpoint/release {turn, seq}
     host -> kit   notifications  emit {turn, part, seq}, log {level, message}
     host -> kit   requests       sandbox/run, sandbox/spawn, sandbox/readTextFile,
                                  sandbox/readBinaryFile, sandbox/writeTextFile,
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 #: The protocol version this kit speaks; a host answering another major version is refused.
-HOST_PROTOCOL_VERSION: Final = "1.0"
+HOST_PROTOCOL_VERSION: Final = "1.1"
 
 RequestId: TypeAlias = int | str
 
@@ -423,6 +424,13 @@ class CancelRequestParams(_Wire):
     id: RequestId
 
 
+class CheckpointParams(TurnRef):
+    """``checkpoint/pin`` and ``checkpoint/release``: the checkpoint of part ``seq`` of a
+    turn (an ``emit`` that said ``checkpoint: true``)."""
+
+    seq: int = Field(ge=1)
+
+
 class ProcessOutputParams(_Wire):
     """``process/output``: bytes a spawned sandbox process wrote."""
 
@@ -449,6 +457,10 @@ class EmitParams(_Wire):
     #: The part's number in its turn, from 1, counted where the adapter emits it (so a
     #: part the host lost on its way to stdout leaves a gap: HOST-013).
     seq: int = Field(ge=1)
+    #: The part carried an event checkpoint (a ``finish-step`` from an adapter that reads
+    #: its runtime through upstream's sandbox channel): the host keeps it, and the kit
+    #: pins it with ``checkpoint/pin`` (HOST-014, STOP-008).
+    checkpoint: bool | None = None
 
 
 class LogParams(_Wire):
@@ -573,6 +585,8 @@ NOTIFICATIONS: Final[
     "$/cancelRequest": ("both", CancelRequestParams),
     "process/output": ("kit->host", ProcessOutputParams),
     "process/exit": ("kit->host", ProcessExitParams),
+    "checkpoint/pin": ("kit->host", CheckpointParams),
+    "checkpoint/release": ("kit->host", CheckpointParams),
     "emit": ("host->kit", EmitParams),
     "log": ("host->kit", LogParams),
 }

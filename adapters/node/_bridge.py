@@ -109,14 +109,14 @@ class Port:
         handlers: Method -> async handler of a host request (``sandbox/run``, ...); the
             handler's return value is the result.
         on_emit: Called in the loop, in order, with (turn id, part dict, its ``seq`` or
-            ``None``) per ``emit``.
+            ``None``, whether the host keeps an event checkpoint of it) per ``emit``.
     """
 
     def __init__(
         self,
         host: HostProcess,
         handlers: Mapping[str, Callable[[dict[str, Any]], Awaitable[Any]]],
-        on_emit: Callable[[str, dict[str, Any], Any], None],
+        on_emit: Callable[[str, dict[str, Any], Any, bool], None],
     ) -> None:
         self._host = host
         self._handlers = dict(handlers)
@@ -208,11 +208,14 @@ class Port:
         if method == "emit":
             part = params.get("part")
             self._on_emit(
-                str(params.get("turn")), part if isinstance(part, dict) else {}, params.get("seq")
+                str(params.get("turn")),
+                part if isinstance(part, dict) else {},
+                params.get("seq"),
+                params.get("checkpoint") is True,
             )
             return
         if method == "$/broken":
-            self._on_emit("", {"$broken": True}, None)
+            self._on_emit("", {"$broken": True}, None, False)
             return
         if method == "$/cancelRequest":
             scope = self._cancels.get(str(params.get("id")))

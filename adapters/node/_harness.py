@@ -44,6 +44,7 @@ from harness_testkit.spec import (
 )
 
 from ._bridge import Port, call, spawn_detached
+from ._checkpoints import with_checkpoint
 from ._control import NodePromptControl, prompt_control
 from ._evidence import SessionTracking
 from ._relay import session_ports
@@ -433,7 +434,7 @@ class NodeSession:
 
         spawn_detached(watch)
 
-    def _on_emit(self, turn_id: str, part: Any, seq: Any) -> None:
+    def _on_emit(self, turn_id: str, part: Any, seq: Any, checkpoint: bool) -> None:
         if isinstance(part, dict) and part.get("$broken"):
             for live in self._turns.values():
                 if not live.ended.is_set():
@@ -462,6 +463,8 @@ class NodeSession:
             return
         if isinstance(part, dict):
             self._observe_part(turn, part)
+        if checkpoint:
+            part = with_checkpoint(part, self._host.process, turn_id, seq)
         try:
             turn.options.emit(part)
         except Exception as error:

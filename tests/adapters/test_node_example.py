@@ -67,8 +67,8 @@ def test_the_report_names_the_adapter_host_and_node(example: AdapterTarget) -> N
     adapter = _node(example)
     versions = adapter.versions
     assert versions["harness-testkit-example-adapter"] == "1.0.0"
-    assert versions["adapter-host"] == "1.0.0"
-    assert versions["host-protocol"] == "1.0"
+    assert versions["adapter-host"] == "1.1.0"
+    assert versions["host-protocol"] == "1.1"
     assert versions["node"].startswith("v")
     assert adapter.harness_id == "example"
     assert set(adapter.builtin_tools) == {"read", "write", "bash"}

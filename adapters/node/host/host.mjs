@@ -9,6 +9,8 @@
 //     doCompact, doSuspendTurn, doDetach, doStop, doDestroy, shutdown
 //   kit -> host notifications: $/cancelRequest {id} (aborts that request's AbortSignal;
 //     for doStart/doPromptTurn/doContinueTurn the signal lives as long as the session or turn)
+//   kit -> host notifications: checkpoint/pin, checkpoint/release {turn, seq} (the event
+//     checkpoint of a finish-step part whose emit said checkpoint: true; STOP-008)
 //   host -> kit notifications: emit {turn, part, seq}, log {level, message}
 //   host -> kit requests: sandbox/<method> {session, ...} and process/kill {process}
 //   kit -> host notifications for spawned processes: process/output, process/exit
@@ -20,12 +22,16 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { pathToFileURL } from 'node:url';
 
-const PROTOCOL_VERSION = '1.0';
+const PROTOCOL_VERSION = '1.1';
 const HOST_VERSION = JSON.parse(
   fs.readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
 ).version;
 
 // JSON-RPC error codes: the standard ones, then the host's own (-32000..-32099).
+// The hidden property upstream's sandbox channel puts on each event it reads (a global
+// symbol, so the channel's copy in the adapter's bundle and this host agree on it).
+const EVENT_CHECKPOINT = Symbol.for('vercel.ai.harness.sandboxChannelEventCheckpoint');
+
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const METHOD_NOT_FOUND = -32601;
@@ -402,8 +408,27 @@ function emitterFor(turnId) {
       const { providerExecuted: _dropped, ...rest } = part;
       forwarded = rest;
     }
-    send({ method: 'emit', params: { turn: turnId, part: forwarded, seq } });
+    const params = { turn: turnId, part: forwarded, seq };
+    // Upstream's agent pins the event checkpoint of the finish-step a stop condition
+    // ended a slice at, so the adapter's suspension cursor points there (STOP-008). The
+    // checkpoint is a hidden property of the part: it stays here, and the kit pins it by
+    // the part's number.
+    const checkpoint = part?.type === 'finish-step' ? part[EVENT_CHECKPOINT] : undefined;
+    if (entry !== undefined && typeof checkpoint?.pin === 'function') {
+      entry.checkpoints.set(seq, checkpoint);
+      params.checkpoint = true;
+    }
+    send({ method: 'emit', params });
   };
+}
+
+function checkpointOf(params) {
+  const entry = state.turns.get(params?.turn);
+  const checkpoint = entry?.checkpoints.get(params?.seq);
+  if (checkpoint === undefined) {
+    log('warn', `no checkpoint of part ${params?.seq} of turn ${params?.turn} to pin or release`);
+  }
+  return { entry, checkpoint };
 }
 
 function turnSettings(params) {
@@ -422,7 +447,13 @@ async function startTurn(params, context, method) {
   context.keep = true;
   const options = { ...turnSettings(params), abortSignal: context.signal, emit: emitterFor(params.turn) };
   if (method === 'doPromptTurn') options.prompt = params.prompt;
-  state.turns.set(params.turn, { control: null, requestId: context.id, settled: false });
+  state.turns.set(params.turn, {
+    control: null,
+    requestId: context.id,
+    settled: false,
+    checkpoints: new Map(),
+    pins: new Map(),
+  });
   let control;
   try {
     control = await session.session[method](options);
@@ -628,6 +659,19 @@ function onNotification(method, params) {
   }
   if (method === 'process/exit') {
     processes.get(params.process)?.exit(params.exitCode);
+    return;
+  }
+  if (method === 'checkpoint/pin') {
+    const { entry, checkpoint } = checkpointOf(params);
+    if (checkpoint !== undefined) entry.pins.set(params.seq, checkpoint.pin());
+    return;
+  }
+  if (method === 'checkpoint/release') {
+    const { entry, checkpoint } = checkpointOf(params);
+    if (checkpoint !== undefined) {
+      entry.pins.get(params.seq)?.();
+      entry.pins.delete(params.seq);
+    }
     return;
   }
   log('warn', `ignored unknown notification '${method}'`);
