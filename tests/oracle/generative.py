@@ -585,6 +585,17 @@ MASKS: tuple[Mask, ...] = (
         ),
     ),
     Mask(
+        "APPROVAL-038",
+        "a continuation that leaves a pending approval unanswered re-pauses at once; "
+        "upstream reads on and waits for the adapter, which waits for the answer",
+        lambda scenario, python, official: (
+            '"op":"continue"' in python
+            and '"finishReason":"tool-calls"' in python
+            and '"op":"continue"' in official
+            and "oracle: step timed out" in official
+        ),
+    ),
+    Mask(
         "APPROVAL-041",
         "the finish-step a runtime emits while the turn is paused is kept (bufferedParts) "
         "and is the continuation's swallowed one, so the runtime's next finish-step closes "
