@@ -25,12 +25,14 @@ EXTRAS = "test,claude-code"
 #: The tests that exercise third-party packages the most, bounded for CI: the provider
 #: SDKs (anthropic, openai) against the model endpoint on Starlette and uvicorn, the
 #: contract models (pydantic, YAML, JSON Schema), the Claude Code SDK and its CLI, the
-#: gate's CLI (click, rich, hypothesis) and the pytest plugin (pytest, xdist). The newest
-#: and lowest runs check the ranges in pyproject.toml; the locked run checks the rest.
+#: gate's CLI (click, rich, hypothesis), the pytest plugin (pytest, xdist) and sharded
+#: simulation (Dask's distributed). The newest and lowest runs check the ranges in
+#: pyproject.toml; the locked run checks the rest.
 RANGE_TESTS = [
     "tests/model_endpoint",
     "tests/spec",
     "tests/adapters",
+    "tests/simulate/test_engine.py",
     "tests/conformance/test_gate.py",
     "tests/conformance/test_plugin_project.py",
     "-m",
