@@ -23,17 +23,23 @@ from harness_testkit.conformance._zoo._skeleton_bugs import (
 SMOKE = RunOptions(profile="smoke")
 
 
-def test_the_unplanted_skeleton_passes_the_gate(tmp_path: Path) -> None:
+def test_the_unplanted_skeleton_passes_the_gate_with_every_tier_required(tmp_path: Path) -> None:
+    # The skeleton offers the whole surface: every MUST of both tiers is verified, so
+    # even --require-tier scripted (declarations do not excuse a required tier) passes.
     report = run_suite(planted_target(None, tmp_path / "p"), SMOKE)
-    judged = verdict([report], Gate.load_baseline(planted_baseline(tmp_path / "p")))
+    gate = Gate.load_baseline(planted_baseline(tmp_path / "p"), require_tier="scripted")
+    assert gate.baseline == frozenset()
+    judged = verdict([report], gate)
     assert judged.ok, judged.line
-    assert judged.line.startswith("PASS WITH UNVERIFIED MUSTS: ")
-    assert "declared unsupported: scripting" in judged.line
+    assert judged.line.startswith("PASS: all "), judged.line
+    assert not [r.check_id for r in report.results if r.status in ("skip", "error", "blocked")]
 
 
 @pytest.mark.parametrize("bug", SKELETON_BUGS, ids=lambda bug: bug.name)
 def test_a_planted_bug_dies_by_its_own_requirement(tmp_path: Path, bug: SkeletonBug) -> None:
-    report = run_suite(planted_target(bug, tmp_path / "p"), SMOKE, tiers=bug.tiers)
+    report = run_suite(
+        planted_target(bug, tmp_path / "p"), SMOKE, tiers=bug.tiers, check_ids=bug.checks
+    )
     judged = verdict([report], Gate.load_baseline(planted_baseline(tmp_path / "p")))
     assert not judged.ok, judged.line
     failed = {r.check_id: r.failed_requirement for r in report.results if r.status == "fail"}
