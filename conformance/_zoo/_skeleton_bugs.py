@@ -105,6 +105,18 @@ SKELETON_BUGS: tuple[SkeletonBug, ...] = (
         **_alone("scripted.permission-modes"),
     ),
     SkeletonBug(
+        "skeleton-approval-answer-dropped",
+        "APPROVAL-034",
+        "submit_tool_approval does nothing: the runtime never learns the answer and the "
+        "approved call waits for ever.",
+        source={
+            "        self.run.state.decisions[approval_id] = ": (
+                "        _ = "  # planted: the answer never reaches the runtime
+            ),
+        },
+        **_alone("scripted.permission-modes"),
+    ),
+    SkeletonBug(
         "skeleton-host-result-not-echoed",
         "HOSTTOOL-007",
         "A host tool's submitted result reaches the runtime but is never echoed as a "
