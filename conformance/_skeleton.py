@@ -1,8 +1,11 @@
 """``harness-testkit new-adapter NAME``: a small installable adapter package to start from.
 
-It writes a project whose adapter (a stand-in runtime that echoes the prompt) passes the
-black-box tier, with its capability file (and the schema it names), the pytest plugin
-wired in ``tests/``, and a CI job; the templates live in ``skeleton/``.
+It writes a project whose adapter offers the whole harness-v1 surface (built-ins run in
+the sandbox, host tools, approvals, steering, and the kit's scripting extension over a
+stand-in runtime that interprets scripts and echoes the prompt when given none) and
+passes both tiers, with its capability file (and the schema it names), an empty
+baseline, the pytest plugin wired in ``tests/``, and a CI job; the templates live in
+``skeleton/``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ _FILES = {
     "baseline.yaml.tmpl": "conformance-baseline.yaml",
     "init.py.tmpl": "src/{package}/__init__.py",
     "adapter.py.tmpl": "src/{package}/_adapter.py",
+    "runtime.py.tmpl": "src/{package}/_runtime.py",
+    "tools.py.tmpl": "src/{package}/_tools.py",
     "conftest.py.tmpl": "tests/conftest.py",
     "test_conformance.py.tmpl": "tests/test_conformance.py",
     "workflow.yml.tmpl": ".github/workflows/conformance.yml",
@@ -97,8 +102,8 @@ def write_skeleton(name: str, directory: Path) -> list[Path]:
 def new_adapter(name: str, directory: Path | None, install: bool) -> None:
     """Write an installable adapter package NAME to start from.
 
-    It passes the black-box tier as written: install it (``--install`` does, editable,
-    into this Python), then check it.
+    It passes both tiers as written (every MUST verified): install it (``--install``
+    does, editable, into this Python), then check it.
     """
     target = directory if directory is not None else Path(name)
     try:

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .._capabilities import AdapterCapabilities
 from .._context import AdapterTarget
@@ -21,8 +22,8 @@ from .._skeleton import write_skeleton
 
 __all__ = ["SKELETON_BUGS", "SkeletonBug", "planted_baseline", "planted_target"]
 
-#: The skeleton's adapter module and capability file, relative to its project.
-_ADAPTER = Path("src") / "acme_runtime" / "_adapter.py"
+#: The skeleton's package and capability file, relative to its project.
+_PACKAGE = Path("src") / "acme_runtime"
 _CAPABILITIES = Path("capabilities.yaml")
 
 
@@ -34,11 +35,14 @@ class SkeletonBug:
         name: Kebab-case name.
         requirement: The requirement the verdict must name.
         description: The bug, in one sentence.
-        source: Replacements in the adapter module (old text -> new text).
+        source: Replacements in the package's modules (old text -> new text; each old
+            text is in exactly one module).
         capabilities: Replacements in ``capabilities.yaml``.
         check: The check that fails on it; ``None`` when no check of the run can
             exercise it and the gate fails it as unverified instead.
         tiers: The tiers the bug's run selects.
+        checks: The checks the bug's run selects (with their prerequisites); ``None``:
+            every check of ``tiers``. A bug several checks can see runs the one named.
     """
 
     name: str
@@ -48,33 +52,31 @@ class SkeletonBug:
     capabilities: Mapping[str, str] = field(default_factory=dict)
     check: str | None = None
     tiers: tuple[str, ...] = ("black-box",)
+    checks: tuple[str, ...] | None = None
 
 
-_UNCLASSIFIED_READ = """    builtin_tools: Mapping[str, BuiltinTool] = {
-        "read": BuiltinTool(
-            native_name="read",
-            common_name="read",
-            input_schema={
-                "type": "object",
-                "properties": {"file_path": {"type": "string"}},
-                "required": ["file_path"],
-            },
-        )
-    }"""
+def _alone(check: str) -> dict[str, Any]:
+    """A bug several scripted checks see: its run selects ``check`` alone, which names it."""
+    return {"check": check, "tiers": ("scripted",), "checks": (check,)}
+
 
 SKELETON_BUGS: tuple[SkeletonBug, ...] = (
     SkeletonBug(
         "skeleton-builtin-without-tool-kind",
         "APPROVAL-005",
         "A common built-in declared without tool_use_kind.",
-        source={"    builtin_tools: Mapping[str, BuiltinTool] = {}": _UNCLASSIFIED_READ},
+        source={
+            '"read": common_tool("read", native_name="read", tool_use_kind="readonly"),': (
+                '"read": common_tool("read", native_name="read"),'
+            )
+        },
         check="adapter.surface",
     ),
     SkeletonBug(
         "skeleton-dropped-text-end",
         "STREAM-038",
         "The text block is never closed: no text-end part.",
-        source={"        emit(TextEndPart(id=turn.text_id))\n": ""},
+        source={"        await self._out(end(id=block_id))\n": ""},
         check="stream.grammar",
     ),
     SkeletonBug(
@@ -82,49 +84,81 @@ SKELETON_BUGS: tuple[SkeletonBug, ...] = (
         "ADAPTER-042",
         "The turn's abort event is never looked at: the runtime answers to the end.",
         source={
-            "            if self._abort is not None and self._abort.is_set():": (
-                "            if False:  # planted: the abort is ignored"
+            "                and not (abort is not None and abort.is_set())\n": "",
+            "                if abort is not None:\n                    group.start_soon(": (
+                "                if False:  # planted: the abort is ignored\n"
+                "                    group.start_soon("
             ),
-            "        if self._abort is None:\n            await anyio.sleep(WORD_DELAY)": (
-                "        if True:  # planted: the abort is ignored\n"
-                "            await anyio.sleep(WORD_DELAY)"
-            ),
+            "call.input, self.abort": "call.input, None",
         },
         check="turn.abort",
     ),
     SkeletonBug(
         "skeleton-ignored-denial",
-        "APPROVAL-002",
-        "Claims built-in approvals but never implements the answer to one (a denial "
-        "changes nothing), with the scripted tier that would show it declared unsupported.",
+        "APPROVAL-035",
+        "A denied built-in runs anyway: the answer to an approval request changes nothing.",
         source={
-            "    supports_builtin_tool_approvals = False": (
-                "    supports_builtin_tool_approvals = True"
-            ),
-            "    async def done(self) -> None:\n": (
-                "    async def submit_tool_approval(\n"
-                "        self, approval_id: str, approved: bool, reason: str | None = None\n"
-                "    ) -> None:\n"
-                "        return None  # planted: the answer never reaches the runtime\n\n"
-                "    async def done(self) -> None:\n"
+            '            if not decision.get("approved"):': (
+                "            if False:  # planted: a denial changes nothing"
             ),
         },
-        capabilities={
-            "builtin_tool_approvals: false\n": "builtin_tool_approvals: true\n",
-            "  builtin_tool_approvals: the echo stand-in runs no built-in tools\n": "",
+        **_alone("scripted.permission-modes"),
+    ),
+    SkeletonBug(
+        "skeleton-approval-answer-dropped",
+        "APPROVAL-034",
+        "submit_tool_approval does nothing: the runtime never learns the answer and the "
+        "approved call waits for ever.",
+        source={
+            "        self.run.state.decisions[approval_id] = ": (
+                "        _ = "  # planted: the answer never reaches the runtime
+            ),
         },
-        tiers=("black-box", "scripted"),
+        **_alone("scripted.permission-modes"),
+    ),
+    SkeletonBug(
+        "skeleton-host-result-not-echoed",
+        "HOSTTOOL-007",
+        "A host tool's submitted result reaches the runtime but is never echoed as a "
+        "tool-result part.",
+        source={
+            "        if isinstance(call.action, HostToolCallAction):\n"
+            "            # The echo carries": (
+                "        if isinstance(call.action, HostToolCallAction):\n"
+                "            return  # planted: the host's result is not echoed\n"
+                "            # The echo carries"
+            ),
+        },
+        **_alone("scripted.emission-equals-script"),
+    ),
+    SkeletonBug(
+        "skeleton-builtin-not-provider-executed",
+        "MERGE-009",
+        "Built-in and MCP calls are announced without providerExecuted: the agent would "
+        "dispatch them to the host.",
+        source={
+            "                provider_executed=None if host else True,": (
+                "                provider_executed=None,  # planted: never runtime-executed"
+            ),
+        },
+        **_alone("scripted.tool-merging"),
     ),
 )
 
 
-def _replace(path: Path, replacements: Mapping[str, str], bug: SkeletonBug) -> None:
-    text = path.read_text(encoding="utf-8")
+def _replace(directory: Path, replacements: Mapping[str, str], bug: SkeletonBug) -> None:
+    paths = sorted(directory.glob("*.py")) if directory.is_dir() else [directory]
+    texts = {path: path.read_text(encoding="utf-8") for path in paths}
     for old, new in replacements.items():
-        if old not in text:
-            raise ValueError(f"{bug.name}: the skeleton's {path.name} no longer has {old!r}")
-        text = text.replace(old, new)
-    path.write_text(text, encoding="utf-8")
+        holders = [path for path, text in texts.items() if old in text]
+        if len(holders) != 1:
+            where = "no module" if not holders else ", ".join(p.name for p in holders)
+            raise ValueError(
+                f"{bug.name}: {old!r} must be in exactly one skeleton module; found in {where}"
+            )
+        texts[holders[0]] = texts[holders[0]].replace(old, new)
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
 
 
 def planted_baseline(directory: Path) -> Path:
@@ -134,19 +168,23 @@ def planted_baseline(directory: Path) -> Path:
 
 def planted_target(bug: SkeletonBug | None, directory: Path) -> AdapterTarget:
     """Write the skeleton into ``directory``, plant ``bug`` (``None``: none) and return the
-    target of its adapter (the module imported from there, under a name of its own).
+    target of its adapter (the package imported from there, under a name of its own).
 
     Raises:
         ValueError: the skeleton changed so that the bug no longer applies.
     """
     write_skeleton("acme-runtime", directory)
     if bug is not None:
-        _replace(directory / _ADAPTER, bug.source, bug)
+        _replace(directory / _PACKAGE, bug.source, bug)
         _replace(directory / _CAPABILITIES, bug.capabilities, bug)
     name = f"harness_testkit_skeleton_{(bug.name if bug else 'clean').replace('-', '_')}"
-    spec = importlib.util.spec_from_file_location(name, directory / _ADAPTER)
+    package = directory / _PACKAGE
+    # The package under a name of its own (its modules import each other relatively).
+    spec = importlib.util.spec_from_file_location(
+        name, package / "__init__.py", submodule_search_locations=[str(package)]
+    )
     if spec is None or spec.loader is None:
-        raise ValueError(f"cannot import the skeleton's adapter from {directory / _ADAPTER}")
+        raise ValueError(f"cannot import the skeleton's adapter from {package}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
