@@ -79,6 +79,14 @@ KNOWN_DEVIATIONS = Expectations(
             "steps out, so they do not answer the next turn; tool-call inputs, results "
             "and usage equal the model's"
         ),
+        "scripted.time-slices": (
+            "a slice that ends while a host tool call is in flight stops the CLI; the CLI "
+            "resumed for the next slice records that call as rejected by the user ('The "
+            "user doesn't want to take this action right now...', is_error), so its model "
+            "sees an error where the consumer was shown the carried result, and a step "
+            "conditioned on that result (when: isError false) takes the other branch "
+            "(ADAPTER-032: the sliced turn loses the conditioned step's text)"
+        ),
         "scripted.runtime-crash": (
             "the check scripts a runtime crash as a fault at a stream position; the real "
             "CLI's faults cannot be caused from its model endpoint, which only answers "
