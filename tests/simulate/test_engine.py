@@ -98,7 +98,7 @@ def _runner() -> CliRunner:
     # click 8.1 (the lowest the kit allows) mixes stderr into stdout unless told not to;
     # from 8.2 the two are always apart and the argument is gone.
     try:
-        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]  # click 8.1 only
     except TypeError:
         return CliRunner()
 
