@@ -171,7 +171,11 @@ class NodeHarness:
                 offset=offset,
                 protocol=wiring.protocol,
                 host_tool_name=wiring.host_tool_name,
+                # A bridge left running by the session it resumes keeps its runtime,
+                # whose config names the endpoint the session started with.
+                port=self._host.endpoint_ports.get(options.session_id, 0) if state else 0,
             )
+            self._host.endpoint_ports[options.session_id] = endpoint.port
             settings = wiring.settings(endpoint.base_url)
             home_files = wiring.filled_home_files(endpoint.base_url)
         try:

@@ -301,10 +301,9 @@ CLAUDE_CODE = OfficialProfile(
             "through the CLI's own StructuredOutput tool; the scripted model answers the "
             "black-box prompt with text, so the final text is not JSON"
         ),
-        "lifecycle.detach-resume": (
-            "finding (ADAPTER-044): the turn after a detach and a resume (an attach to the "
-            "bridge left running, or a rerun) does not settle within the turn timeout; "
-            "not isolated further"
+        "lifecycle.start-validates-states": (
+            "finding (ADAPTER-059): doStart accepts a lifecycle state with a foreign "
+            "harnessId instead of refusing it"
         ),
         "lifecycle.suspend-continue": (
             "finding (ADAPTER-030): doSuspendTurn of a running turn fails with "
@@ -342,10 +341,6 @@ CLAUDE_CODE = OfficialProfile(
         "scripted.time-slices": (
             "finding (ADAPTER-032): a turn suspended and continued slice by slice loses "
             "parts the uninterrupted turn has (a text-delta before a host call)"
-        ),
-        "scripted.resume-next-prompt": (
-            "finding (ADAPTER-044): the next prompt of a resumed session does not settle "
-            "within the turn timeout (as lifecycle.detach-resume)"
         ),
         "scripted.dynamic-parts": PI.deviations["scripted.dynamic-parts"],
         "scripted.runtime-crash": PI.deviations["scripted.runtime-crash"],
@@ -409,14 +404,6 @@ _TOOL_SEARCH = (
     "a scripted reply that calls a host or MCP tool by name calls a tool Codex does not "
     "have, and the call never reaches the harness"
 )
-_RESUMED_TURN = (
-    "unexplained (LIFECYCLE-040): the first turn of a session resumed from a detach "
-    "state ends with the bridge's error 'ACP prompt update stream failed: Internal "
-    "error'; not isolated. A kit cause is possible: the resumed session attaches to the "
-    "bridge and Codex process left running, whose config names the model endpoint of "
-    "the detached session, and the kit opens a new endpoint for each doStart"
-)
-
 ACP_CODEX = OfficialProfile(
     package="@ai-sdk/harness-acp",
     export="createACP",
@@ -490,8 +477,6 @@ ACP_CODEX = OfficialProfile(
             "timeout; not isolated (Codex offers the model its own tools, not the "
             "adapter's declared built-ins)"
         ),
-        "lifecycle.detach-resume": _RESUMED_TURN,
-        "scripted.resume-next-prompt": _RESUMED_TURN,
         "scripted.dynamic-parts": PI.deviations["scripted.dynamic-parts"],
         "scripted.runtime-crash": PI.deviations["scripted.runtime-crash"],
     },

@@ -177,6 +177,9 @@ class NodeAdapterHost:
     #: continued session is the same sandbox, and a bridge left running there listens
     #: on its port.
     ports_by_session: dict[str, list[int]] = field(default_factory=dict)
+    #: The model endpoint's port of each session, by session id: a resumed session gets
+    #: the same one back when it is free.
+    endpoint_ports: dict[str, int] = field(default_factory=dict)
     #: The relays in front of those ports, by session id (closed with the host).
     relays_by_session: dict[str, list[Any]] = field(default_factory=dict)
     tracking: dict[str, Any] = field(default_factory=dict)
