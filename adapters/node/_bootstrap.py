@@ -29,13 +29,22 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness_testkit.spec import HostSetupError
 
 from ._install import NodeRuntime, _locked, cache_dir, install_package
 
-__all__ = ["PNPM_VERSION", "PreparedBootstrap", "link_template", "prepare_bootstrap"]
+if TYPE_CHECKING:
+    from ._target import NodeAdapterHost
+
+__all__ = [
+    "PNPM_VERSION",
+    "PreparedBootstrap",
+    "link_template",
+    "prepare_bootstrap",
+    "ready_sandbox",
+]
 
 #: The pnpm bridge recipes install with (their lockfiles are pnpm 9 format).
 PNPM_VERSION = "10.34.9"
@@ -101,6 +110,49 @@ def _link(bootstrap_dir: Path, folder: Path) -> None:
         staging.unlink()
     staging.symlink_to(folder, target_is_directory=True)
     os.replace(staging, bootstrap_dir)
+
+
+async def ready_sandbox(
+    sandbox: Any, host: NodeAdapterHost, endpoint_url: str | None, *, timeout: float
+) -> None:
+    """Make a session's sandbox ready before ``doStart``: write the wiring's
+    ``home_files`` (for the session's endpoint at ``endpoint_url``) under its ``$HOME``,
+    and link the host's prepared bootstrap into its root when the recipe is relative.
+
+    Raises:
+        HostSetupError: the sandbox names no ``$HOME``, or its root is not a folder of
+            this machine (the prepared template cannot be linked there).
+    """
+    label, prepared = host.target.label, host.bootstrap
+    wiring = host.wiring
+    home_files = {}
+    if wiring is not None and endpoint_url is not None:
+        home_files = wiring.filled_home_files(endpoint_url)
+    if home_files:
+        result = await sandbox.run('printf "%s" "$HOME"', timeout=timeout)
+        home = result.stdout.strip()
+        if result.exit_code != 0 or not home.startswith("/"):
+            raise HostSetupError(
+                f"{label} needs its config under the sandbox's $HOME, and the sandbox "
+                f"named none (exit {result.exit_code}: {home!r:.80})"
+            )
+        for relative, content in home_files.items():
+            await sandbox.write_text_file(f"{home}/{relative}", content)
+    if prepared is not None and prepared.template is not None:
+        _link_into_root(sandbox, prepared, label)
+
+
+def _link_into_root(sandbox: Any, prepared: PreparedBootstrap, label: str) -> None:
+    # The session root must be a folder of this machine: a local sandbox session (or a
+    # check's wrapper around one). A container's root is not, and is refused.
+    root = getattr(sandbox, "default_working_directory", None)
+    if not isinstance(root, str) or not Path(root).is_dir():
+        raise HostSetupError(
+            f"{label} installs its runtime into each sandbox ({prepared.template}); the kit "
+            "links its prepared copy only into local sandbox sessions: run it with "
+            "--sandbox local"
+        )
+    link_template(prepared, Path(root))
 
 
 def prepare_bootstrap(recipe: Mapping[str, Any], node: NodeRuntime) -> PreparedBootstrap:

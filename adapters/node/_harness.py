@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -36,7 +35,6 @@ from harness_testkit.spec import (
     HarnessTurnError,
     HostDescription,
     HostProtocolError,
-    HostSetupError,
     JSONValue,
     PromptTurnOptions,
     ResumeSessionState,
@@ -45,6 +43,7 @@ from harness_testkit.spec import (
     parse_lifecycle_state,
 )
 
+from ._bootstrap import ready_sandbox
 from ._bridge import Port, call, spawn_detached
 from ._control import NodePromptControl, prompt_control
 from ._evidence import SessionTracking
@@ -160,7 +159,6 @@ class NodeHarness:
         )
         endpoint: ScriptedEndpoint | None = None
         settings: dict[str, Any] = {}
-        home_files: dict[str, str] = {}
         wiring = self._host.wiring
         if wiring is not None:
             offset = self._host.script_cursors.get(options.session_id, 0) if state else 0
@@ -171,13 +169,11 @@ class NodeHarness:
                 offset=offset,
                 protocol=wiring.protocol,
                 host_tool_name=wiring.host_tool_name,
-                # A bridge left running by the session it resumes keeps its runtime,
-                # whose config names the endpoint the session started with.
+                # A bridge the resumed session left running calls its old endpoint.
                 port=self._host.endpoint_ports.get(options.session_id, 0) if state else 0,
             )
             self._host.endpoint_ports[options.session_id] = endpoint.port
             settings = wiring.settings(endpoint.base_url)
-            home_files = wiring.filled_home_files(endpoint.base_url)
         try:
             handle = await call(
                 self._host.process,
@@ -186,7 +182,7 @@ class NodeHarness:
                 timeout=CALL_TIMEOUT,
             )
             session = NodeSession(self, options, endpoint, mode)
-            await session.start(str(handle["harness"]), state, home_files)
+            await session.start(str(handle["harness"]), state)
         except BaseException:
             if endpoint is not None:
                 await endpoint.close()
@@ -322,14 +318,11 @@ class NodeSession:
 
     # -- start ---------------------------------------------------------------------------
 
-    async def start(
-        self, harness_handle: str, state: Any, home_files: Mapping[str, str] | None = None
-    ) -> None:
-        """Start the session in the host (called once, by :meth:`NodeHarness.do_start`),
-        after writing ``home_files`` under the sandbox's ``$HOME``."""
+    async def start(self, harness_handle: str, state: Any) -> None:
+        """Start the session in the host (called once, by :meth:`NodeHarness.do_start`)."""
         sandbox = self._sandbox
-        if home_files:
-            await self._write_home_files(home_files)
+        endpoint_url = None if self._endpoint is None else self._endpoint.base_url
+        await ready_sandbox(sandbox, self._host, endpoint_url, timeout=CALL_TIMEOUT)
         info: dict[str, Any] = {"description": getattr(sandbox, "description", "")}
         for attribute, key in (
             ("id", "id"),
@@ -339,7 +332,6 @@ class NodeSession:
             if isinstance(value, str):
                 info[key] = value
         info.update(session_ports(self._host, self._options.session_id))
-        self._link_bootstrap(sandbox)
         self._handle = self._host.new_handle("s")
         params: dict[str, Any] = {
             "harness": harness_handle,
@@ -368,36 +360,6 @@ class NodeSession:
         model_id = result.get("modelId")
         self._model_id = model_id if isinstance(model_id, str) else None
         await anyio.lowlevel.checkpoint()
-
-    async def _write_home_files(self, files: Mapping[str, str]) -> None:
-        result = await self._sandbox.run('printf "%s" "$HOME"', timeout=CALL_TIMEOUT)
-        home = result.stdout.strip()
-        if result.exit_code != 0 or not home.startswith("/"):
-            raise HostSetupError(
-                f"{self._host.target.label} needs its config under the sandbox's $HOME, "
-                f"and the sandbox named none (exit {result.exit_code}: {home!r:.80})"
-            )
-        for relative, content in files.items():
-            await self._sandbox.write_text_file(f"{home}/{relative}", content)
-
-    def _link_bootstrap(self, sandbox: Any) -> None:
-        """Give the session root the adapter's prepared bootstrap, when it is a template
-        (a relative ``bootstrapDir``, applied in each sandbox upstream)."""
-        prepared = self._host.bootstrap
-        if prepared is None or prepared.template is None:
-            return
-        from ._bootstrap import link_template
-
-        # The session root must be a folder of this machine: a local sandbox session (or
-        # a check's wrapper around one). A container's root is not, and is refused.
-        root = getattr(sandbox, "default_working_directory", None)
-        if not isinstance(root, str) or not Path(root).is_dir():
-            raise HostSetupError(
-                f"{self._host.target.label} installs its runtime into each sandbox "
-                f"({prepared.template}); the kit links its prepared copy only into local "
-                "sandbox sessions: run it with --sandbox local"
-            )
-        link_template(prepared, Path(root))
 
     # -- turns ---------------------------------------------------------------------------
 
