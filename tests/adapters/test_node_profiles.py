@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
-from harness_testkit.adapters.node._bootstrap import link_template, prepare_bootstrap
-from harness_testkit.adapters.node._install import NodeRuntime
+from harness_testkit.adapters.node._bootstrap import (
+    PreparedBootstrap,
+    link_template,
+    prepare_bootstrap,
+    ready_sandbox,
+)
+from harness_testkit.adapters.node._install import NodeRuntime, parse_node_target
 from harness_testkit.adapters.node._profiles import profile_for
+from harness_testkit.adapters.node._target import NodeAdapterHost
+from harness_testkit.sandbox import LocalSandboxProvider
 from harness_testkit.spec import HostSetupError
 
 NODE = NodeRuntime("/usr/bin/node", "v22.0.0", "system")
@@ -137,3 +144,43 @@ def test_a_recipe_the_kit_cannot_prepare_is_refused_with_the_reason(
     taken.mkdir()
     with pytest.raises(HostSetupError, match="not a link the kit made"):
         prepare_bootstrap({"harnessId": "demo", "bootstrapDir": str(taken)}, NODE)
+
+
+@pytest.mark.anyio
+async def test_a_session_sandbox_gets_its_config_and_the_prepared_template(
+    tmp_path: Path,
+) -> None:
+    profile = profile_for("@ai-sdk/harness-acp", "1.0.38")
+    assert profile is not None
+    host = NodeAdapterHost(
+        parse_node_target("npm:@ai-sdk/harness-acp@1.0.38"),
+        wiring=profile.wiring,
+        sandbox=profile.sandbox,
+    )
+    folder = tmp_path / "prepared"
+    folder.mkdir()
+    (folder / "bridge.mjs").write_text("// bridge\n")
+    host.bootstrap = PreparedBootstrap(folder, PurePosixPath(".harness-bootstrap/acp"))
+    provider = LocalSandboxProvider(root_dir=tmp_path / "sandboxes")
+    sandbox = await provider.create_session(session_id="s1")
+    try:
+        await ready_sandbox(sandbox, host, "http://127.0.0.1:4321", timeout=30.0)
+        root = Path(sandbox.default_working_directory)
+        assert (root / ".harness-bootstrap" / "acp" / "bridge.mjs").read_text() == "// bridge\n"
+        home = (await sandbox.run('printf "%s" "$HOME"')).stdout
+        config = await sandbox.read_text_file(f"{home}/.codex/config.toml")
+        assert config is not None
+        assert 'base_url = "http://127.0.0.1:4321/v1"' in config
+    finally:
+        await sandbox.destroy()
+
+
+@pytest.mark.anyio
+async def test_a_template_is_refused_where_the_root_is_not_this_machines() -> None:
+    class Container:
+        default_working_directory = "/nonexistent/harness-testkit/workspace"
+
+    host = NodeAdapterHost(parse_node_target("npm:@ai-sdk/harness-acp@1.0.38"))
+    host.bootstrap = PreparedBootstrap(Path("/x"), PurePosixPath(".harness-bootstrap/acp"))
+    with pytest.raises(HostSetupError, match="only into local sandbox sessions"):
+        await ready_sandbox(Container(), host, None, timeout=30.0)
