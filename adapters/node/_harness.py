@@ -43,6 +43,7 @@ from harness_testkit.spec import (
     parse_lifecycle_state,
 )
 
+from ._bootstrap import ready_sandbox
 from ._bridge import Port, call, spawn_detached
 from ._checkpoints import with_checkpoint
 from ._control import NodePromptControl, prompt_control
@@ -169,7 +170,10 @@ class NodeHarness:
                 offset=offset,
                 protocol=wiring.protocol,
                 host_tool_name=wiring.host_tool_name,
+                # A bridge the resumed session left running calls its old endpoint.
+                port=self._host.endpoint_ports.get(options.session_id, 0) if state else 0,
             )
+            self._host.endpoint_ports[options.session_id] = endpoint.port
             settings = wiring.settings(endpoint.base_url)
         try:
             handle = await call(
@@ -318,6 +322,8 @@ class NodeSession:
     async def start(self, harness_handle: str, state: Any) -> None:
         """Start the session in the host (called once, by :meth:`NodeHarness.do_start`)."""
         sandbox = self._sandbox
+        endpoint_url = None if self._endpoint is None else self._endpoint.base_url
+        await ready_sandbox(sandbox, self._host, endpoint_url, timeout=CALL_TIMEOUT)
         info: dict[str, Any] = {"description": getattr(sandbox, "description", "")}
         for attribute, key in (
             ("id", "id"),

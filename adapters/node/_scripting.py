@@ -89,8 +89,13 @@ class ScriptedEndpoint:
         offset: int = 0,
         protocol: Protocol = "anthropic",
         host_tool_name: Callable[[str], str] | None = None,
+        port: int = 0,
     ) -> ScriptedEndpoint:
-        """Convert ``script`` and serve it on ``127.0.0.1`` from reply ``offset`` on."""
+        """Convert ``script`` and serve it on ``127.0.0.1`` from reply ``offset`` on.
+
+        ``port`` asks for that port (a resumed session's runtime, left running, still
+        calls the endpoint its session started with); when it is taken, any free one.
+        """
         from harness_testkit.model_endpoint import ModelEndpoint, from_kit_script
 
         del protocol  # one endpoint answers every protocol; the wiring picks the URL
@@ -104,9 +109,20 @@ class ScriptedEndpoint:
             # model's inputs stay the script's (ADAPTER-057).
             absolute_paths=False,
         )
-        endpoint = ModelEndpoint(converted.from_reply(offset))
-        await anyio.to_thread.run_sync(endpoint.start)
+        endpoint = ModelEndpoint(converted.from_reply(offset), port=port)
+        try:
+            await anyio.to_thread.run_sync(endpoint.start)
+        except OSError:
+            if not port:
+                raise
+            endpoint = ModelEndpoint(converted.from_reply(offset))
+            await anyio.to_thread.run_sync(endpoint.start)
         return cls(endpoint, offset)
+
+    @property
+    def port(self) -> int:
+        """The loopback port it serves on."""
+        return self._endpoint.port
 
     @property
     def base_url(self) -> str:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness_testkit.spec import (
     HOST_PROTOCOL_VERSION,
@@ -28,6 +28,9 @@ from harness_testkit.spec import (
 )
 
 from ._host import HostProcess
+
+if TYPE_CHECKING:
+    from ._bootstrap import PreparedBootstrap
 from ._install import (
     HOST_DIR,
     MIN_NODE,
@@ -70,12 +73,16 @@ class EndpointWiring:
         host_tool_server: The in-process MCP server its runtime offers host tools
             through (their names are ``mcp__<server>__<name>``), or ``None`` when they
             keep their own names.
+        home_files: Files written under the sandbox session's ``$HOME`` before each
+            ``doStart`` (path relative to it -> content, with the same placeholders):
+            a runtime that reads its model's URL only from a config file gets it there.
     """
 
     template: Mapping[str, Any]
     model: str | None = None
     protocol: Literal["anthropic", "openai-responses", "openai-chat"] = "anthropic"
     host_tool_server: str | None = None
+    home_files: Mapping[str, str] = field(default_factory=dict)
 
     def host_tool_name(self, name: str) -> str:
         """The name the runtime offers host tool ``name`` under (to its model)."""
@@ -85,28 +92,37 @@ class EndpointWiring:
 
     def settings(self, base_url: str) -> dict[str, Any]:
         """The template with the endpoint's URL and key filled in."""
-        values = {
-            "baseUrl": base_url,
-            "openaiBaseUrl": base_url.rstrip("/") + "/v1",
-            "apiKey": OFFLINE_API_KEY,
-        }
-
-        def fill(value: Any) -> Any:
-            if isinstance(value, str):
-                return _PLACEHOLDER.sub(lambda match: values[match[1]], value)
-            if isinstance(value, Mapping):
-                return {key: fill(item) for key, item in value.items()}
-            if isinstance(value, list):
-                return [fill(item) for item in value]
-            return value
-
-        filled: dict[str, Any] = fill(dict(self.template))
+        filled: dict[str, Any] = _fill(dict(self.template), base_url)
         return filled
+
+    def filled_home_files(self, base_url: str) -> dict[str, str]:
+        """``home_files`` with the endpoint's URL and key filled in."""
+        return {path: str(_fill(text, base_url)) for path, text in self.home_files.items()}
 
     @staticmethod
     def uses_endpoint(settings: Mapping[str, Any]) -> bool:
         """Whether ``settings`` hold an ``{{endpoint.*}}`` placeholder anywhere."""
         return bool(_PLACEHOLDER.search(repr(settings)))
+
+
+def _fill(template: Any, base_url: str) -> Any:
+    """``template`` with every ``{{endpoint.*}}`` placeholder replaced."""
+    values = {
+        "baseUrl": base_url,
+        "openaiBaseUrl": base_url.rstrip("/") + "/v1",
+        "apiKey": OFFLINE_API_KEY,
+    }
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, str):
+            return _PLACEHOLDER.sub(lambda match: values[match[1]], value)
+        if isinstance(value, Mapping):
+            return {key: fill(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [fill(item) for item in value]
+        return value
+
+    return fill(template)
 
 
 @dataclass(frozen=True)
@@ -121,9 +137,9 @@ class SandboxNeeds:
             ports the kit picks per session; their endpoints are ``127.0.0.1`` only.
         env: Variables under every command's own ``env`` (the sandbox's default
             environment: the command's values win).
-        prepare_bootstrap: Apply the adapter's bootstrap recipe once on this machine (its
-            absolute ``bootstrapDir`` linked to the kit's cache) instead of in each
-            session; see ``_bootstrap``.
+        prepare_bootstrap: Apply the adapter's bootstrap recipe once on this machine
+            instead of in each session: an absolute ``bootstrapDir`` is linked to the
+            kit's cache, a relative one into each session root; see ``_bootstrap``.
         relay_ports: Hand out each port's endpoint through a loopback relay that
             delivers a response's headers apart from what follows, as a sandbox's port
             proxy does (see ``_relay``).
@@ -161,6 +177,9 @@ class NodeAdapterHost:
     #: continued session is the same sandbox, and a bridge left running there listens
     #: on its port.
     ports_by_session: dict[str, list[int]] = field(default_factory=dict)
+    #: The model endpoint's port of each session, by session id: a resumed session gets
+    #: the same one back when it is free.
+    endpoint_ports: dict[str, int] = field(default_factory=dict)
     #: The relays in front of those ports, by session id (closed with the host).
     relays_by_session: dict[str, list[Any]] = field(default_factory=dict)
     tracking: dict[str, Any] = field(default_factory=dict)
@@ -172,6 +191,8 @@ class NodeAdapterHost:
         self._description: HostDescription | None = None
         self._versions: dict[str, str] = {}
         self._handles = 0
+        #: The adapter's recipe prepared in the cache (``None``: none to prepare).
+        self.bootstrap: PreparedBootstrap | None = None
         self.locked: bool | None = None
 
     # -- starting ------------------------------------------------------------------------
@@ -271,7 +292,7 @@ class NodeAdapterHost:
         made = process.call("createHarness", {"settings": dict(settings)}, timeout=STARTUP_TIMEOUT)
         recipe = process.call("getBootstrap", {"harness": made["harness"]}, timeout=STARTUP_TIMEOUT)
         if isinstance(recipe, dict):
-            prepare_bootstrap(recipe, runtime)
+            self.bootstrap = prepare_bootstrap(recipe, runtime)
 
     def _check_initialized(self, init: Any) -> None:
         if not isinstance(init, dict) or not isinstance(init.get("protocolVersion"), str):
