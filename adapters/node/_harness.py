@@ -7,6 +7,9 @@ What the runtime did is observed from outside the adapter, for the scripting ext
 the sandbox operations the host asked the kit for are the evidence that a built-in ran
 (``_evidence``), and the model requests the scripted endpoint recorded are what the
 runtime asked its model.
+
+One idea: one adapter across the process boundary, both ways (the harness-v1 calls out,
+the sandbox calls and parts back), so a reader follows a call and its answer in one file.
 """
 
 from __future__ import annotations
