@@ -33,6 +33,7 @@ from ._checks import Check
 from ._context import PROFILES, AdapterTarget, load_target
 from ._html import write_html
 from ._hypothesis import DEFAULT_EXAMPLE_DATABASE
+from ._parallel import WorkerPool, default_jobs
 from ._replay import BundleError, load_bundle_model
 from ._report import CheckResult, Report
 from ._runner import (
@@ -257,6 +258,15 @@ _SELECTION_OPTIONS: list[Callable[[Any], Any]] = [
     show_default=True,
     help="Wall-time cap of one check in seconds (over it: ADAPTER-044, the run goes on).",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=default_jobs,
+    show_default="the number of cores",
+    help="Run up to this many checks at once, each in a worker process (1: one after "
+    "another in this process); the results and reports are the same.",
+)
 @_SELECTION_OPTIONS[0]
 @_SELECTION_OPTIONS[1]
 @_SELECTION_OPTIONS[2]
@@ -307,6 +317,7 @@ def check(
     write_baseline_path: Path | None,
     allow_unverified: bool,
     check_timeout: float,
+    jobs: int,
     check_ids: tuple[str, ...],
     exclude: tuple[str, ...],
     areas: tuple[str, ...],
@@ -382,7 +393,7 @@ def check(
     console = make_console()
     log = make_console(stderr=True)
     try:
-        with _sigterm_raises():
+        with _sigterm_raises(), WorkerPool(jobs) as pool:
             for target in targets:
                 for name in profiles:
                     options = RunOptions(
@@ -405,6 +416,8 @@ def check(
                             selection=selection,
                             on_start=partial(_progress_start, progress),
                             on_result=partial(_progress_line, progress),
+                            jobs=jobs,
+                            pool=pool if jobs > 1 else None,
                         )
                     report.print_console(verbose=verbose, console=console)
                     reports.append(report)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -56,6 +56,9 @@ from ._watchdog import (
     TurnLedger,
     run_guarded,
 )
+
+if TYPE_CHECKING:
+    from ._parallel import WorkerPool
 
 __all__ = [
     "SETUP_ERRORS",
@@ -147,6 +150,19 @@ ABORT_REQUIREMENT = "ADAPTER-042"
 #: name goes on with the owning process's pid and ``-`` (``harness-testkit-check-<pid>-...``).
 WORKDIR_PREFIX = "harness-testkit-check-"
 _swept = threading.Event()
+#: The pid that owns this process's work directories: its own, or in a worker process of
+#: a parallel run the run's (so the run removes what an interrupted worker left, and a
+#: later run sweeps them once the run is gone).
+_owner: list[int] = []
+
+
+def own_workdirs_for(pid: int) -> None:
+    """Name this process's work directories after ``pid`` (a parallel run's worker)."""
+    _owner[:] = [pid]
+
+
+def _owner_pid() -> int:
+    return _owner[0] if _owner else os.getpid()
 
 
 @contextlib.contextmanager
@@ -155,7 +171,7 @@ def _workdir() -> Iterator[Path]:
         _swept.set()
         sweep_abandoned_workdirs(Path(tempfile.gettempdir()))
     # The owner is in the name, so no moment exists when the directory does not name it.
-    with tempfile.TemporaryDirectory(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-") as directory:
+    with tempfile.TemporaryDirectory(prefix=f"{WORKDIR_PREFIX}{_owner_pid()}-") as directory:
         yield Path(directory)
 
 
@@ -199,7 +215,7 @@ def remove_own_workdirs(temporary: Path | None = None) -> None:
     """
     folder = temporary if temporary is not None else Path(tempfile.gettempdir())
     try:
-        owned = sorted(folder.glob(f"{WORKDIR_PREFIX}{os.getpid()}-*"))
+        owned = sorted(folder.glob(f"{WORKDIR_PREFIX}{_owner_pid()}-*"))
     except OSError:
         return
     for directory in owned:
@@ -444,16 +460,7 @@ def run_check(
         # The check tried to start a turn after the run's turns were found to hang: what
         # it observed says nothing about its own requirements.
         assert turns.hung_check is not None
-        return CheckResult(
-            **base,
-            status="blocked",
-            message=(
-                f"blocked: no turn of this adapter settled in this run and "
-                f"{turns.hung_check} hung ({turns.hung_message}); fix that first"
-            ),
-            blocked_by=turns.hung_check,
-            duration_seconds=duration,
-        )
+        return hang_blocked_result(check, turns.hung_check, turns.hung_message, duration)
     if turns is not None and status == "fail":
         turns.check_failed(check.id, failed, message)
     if expected is not None:
@@ -495,9 +502,17 @@ _RANDOM_TEMP = re.compile(
 )
 
 
+#: A local sandbox of a session whose id the agent minted (16 random characters).
+_MINTED_SESSION = re.compile(r"<workdir>/sandboxes/sessions/([A-Za-z0-9]{16})(?![A-Za-z0-9])")
+
+
 def _without_workdirs(text: str) -> str:
-    """``text`` with the run's random temporary paths as ``<workdir>`` and ``<tmp>``."""
-    return _RANDOM_TEMP.sub("<tmp>", _WORKDIR_PATH.sub("<workdir>", text))
+    """``text`` with the run's random temporary paths as ``<workdir>`` and ``<tmp>``, and
+    the ids the agent minted for sessions with a local sandbox as ``<session>``."""
+    text = _RANDOM_TEMP.sub("<tmp>", _WORKDIR_PATH.sub("<workdir>", text))
+    for session in sorted(set(_MINTED_SESSION.findall(text))):
+        text = text.replace(session, "<session>")
+    return text
 
 
 def _known(requirement: str) -> bool:
@@ -727,9 +742,8 @@ def select_checks(selection: Selection) -> list[Check]:
     return [item for item in ordered_checks(chosen) if item.id not in excluded]
 
 
-def blocked_result(check: Check, prerequisite: str, how: str) -> CheckResult:
-    """The result of ``check`` when its ``prerequisite`` check did not pass (``how``:
-    ``failed``, ``erred`` or ``is blocked``)."""
+def result_of(check: Check, **fields: Any) -> CheckResult:
+    """A result of ``check``: its id, title, tier, requirements and level, and ``fields``."""
     level, areas = strongest_level(check.requirements)
     return CheckResult(
         check_id=check.id,
@@ -738,9 +752,35 @@ def blocked_result(check: Check, prerequisite: str, how: str) -> CheckResult:
         requirements=check.requirements,
         level=level,
         areas=areas,
+        **fields,
+    )
+
+
+def blocked_result(check: Check, prerequisite: str, how: str) -> CheckResult:
+    """The result of ``check`` when its ``prerequisite`` check did not pass (``how``:
+    ``failed``, ``erred`` or ``is blocked``)."""
+    return result_of(
+        check,
         status="blocked",
         message=f"blocked: prerequisite {prerequisite} {how}",
         blocked_by=prerequisite,
+    )
+
+
+def hang_blocked_result(
+    check: Check, hung_check: str, hung_message: str, duration: float
+) -> CheckResult:
+    """The result of ``check`` when it tried to start a turn after ``hung_check`` hung
+    with no turn of the run settled (see ``TurnLedger``)."""
+    return result_of(
+        check,
+        status="blocked",
+        message=(
+            f"blocked: no turn of this adapter settled in this run and "
+            f"{hung_check} hung ({hung_message}); fix that first"
+        ),
+        blocked_by=hung_check,
+        duration_seconds=duration,
     )
 
 
@@ -762,17 +802,25 @@ def run_suite(
     selection: Selection | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
     on_start: Callable[[Check], None] | None = None,
+    jobs: int = 1,
+    pool: WorkerPool | None = None,
 ) -> Report:
     """Run checks in dependency order; dependents of failures are ``blocked``.
 
     ``on_start`` is called as each check starts and ``on_result`` as each ends (blocked
     checks only end), for progress output.
 
+    With ``jobs`` above 1 (or a ``pool``), checks run in up to that many worker
+    processes at once; the results, their order and the report are those of a
+    sequential run (see ``_parallel``). A target without a ``recipe`` (one built by
+    hand, not by a loader) runs sequentially.
+
     Raises:
         SelectionError: the selection names an unknown check (or area, level, ...).
         RunInterrupted: SIGINT/SIGTERM arrived; it carries the partial report.
         MissingExtraError: (or another of :data:`SETUP_ERRORS`) the machine lacks what
             the run needs; no check is charged with it.
+        ValueError: ``jobs`` is below 1.
     """
     selection = selection or Selection()
     if check_ids is not None:
@@ -786,25 +834,49 @@ def run_suite(
         for stale in options.bundle_dir.glob("*.replay.json"):
             stale.unlink()
     results: list[CheckResult] = []
-    broken: dict[str, str] = {}
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    parallel = (pool is not None or jobs > 1) and target.recipe is not None and len(checks) > 1
     try:
-        for check in checks:
-            blockers = [dep for dep in check.depends_on if dep in broken]
-            if blockers:
-                result = blocked_result(check, blockers[0], broken[blockers[0]])
-                broken[check.id] = "is blocked"
-            else:
-                if on_start is not None:
-                    on_start(check)
-                result = run_check(check, target, options)
-                if result.status in ("fail", "xfail", "error"):
-                    broken[check.id] = "erred" if result.status == "error" else "failed"
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
+        if parallel:
+            from ._parallel import WorkerPool, run_parallel
+
+            with contextlib.ExitStack() as stack:
+                if pool is None:
+                    pool = stack.enter_context(WorkerPool(jobs))
+                run_parallel(
+                    checks, target, options, pool, results, on_start=on_start, on_result=on_result
+                )
+        else:
+            _run_sequential(checks, target, options, results, on_start, on_result)
     except (KeyboardInterrupt, Terminated, CheckInterrupted) as error:
         raise RunInterrupted(_report(target, options, results, interrupted=True), error) from None
     return _report(target, options, results)
+
+
+def _run_sequential(
+    checks: Iterable[Check],
+    target: AdapterTarget,
+    options: RunOptions,
+    results: list[CheckResult],
+    on_start: Callable[[Check], None] | None,
+    on_result: Callable[[CheckResult], None] | None,
+) -> None:
+    broken: dict[str, str] = {}
+    for check in checks:
+        blockers = [dep for dep in check.depends_on if dep in broken]
+        if blockers:
+            result = blocked_result(check, blockers[0], broken[blockers[0]])
+            broken[check.id] = "is blocked"
+        else:
+            if on_start is not None:
+                on_start(check)
+            result = run_check(check, target, options)
+            if result.status in ("fail", "xfail", "error"):
+                broken[check.id] = "erred" if result.status == "error" else "failed"
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
 
 
 def _report(
