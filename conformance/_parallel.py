@@ -10,6 +10,9 @@ What stays as at ``--jobs 1``:
 
 - **Order.** Results are committed in the order of the sequential run, whatever order
   they finish in; ``on_result`` is called at commit, so progress lines come in that order.
+  Several runs (targets, profiles) share the workers: a later run's checks start while
+  an earlier run's last checks finish, and its results are committed after the earlier
+  run's.
 - **Dependencies.** A check starts once all its prerequisites finished and none failed;
   a prerequisite that failed (after commit) makes it ``blocked``, as before.
 - **The turn ledger.** The run process owns the run's :class:`TurnLedger` and merges
@@ -46,7 +49,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -70,7 +73,7 @@ from ._runner import (
 )
 from ._watchdog import TEARDOWN_GRACE, Terminated, TurnCounts, TurnLedger
 
-__all__ = ["WorkerPool", "default_jobs", "run_parallel"]
+__all__ = ["SuiteRun", "WorkerPool", "default_jobs", "run_parallel"]
 
 #: Seconds between two looks of a worker at whether its run process still lives.
 _PARENT_POLL = 0.5
@@ -228,12 +231,16 @@ def _run_task(task: _Task, targets: dict[str, AdapterTarget]) -> _Done:
     return _Done(result=result, before=before, after=ledger.counts(), failure=ledger.failure)
 
 
+#: A check of a run: the run's index among the runs scheduled together, the check's id.
+Job = tuple[int, str]
+
+
 @dataclass
 class _Worker:
     process: BaseProcess
     connection: Connection
     #: The check it runs (``None``: idle) and when it started.
-    check_id: str | None = None
+    job: Job | None = None
     started: float = 0.0
 
 
@@ -274,11 +281,11 @@ class WorkerPool:
     @property
     def busy(self) -> int:
         """How many workers run a check now."""
-        return sum(1 for worker in self._workers if worker.check_id is not None)
+        return sum(1 for worker in self._workers if worker.job is not None)
 
     def _idle_worker(self) -> _Worker | None:
         for worker in self._workers:
-            if worker.check_id is None:
+            if worker.job is None:
                 return worker
         if len(self._workers) >= self.jobs:
             return None
@@ -296,27 +303,27 @@ class WorkerPool:
         self._workers.append(worker)
         return worker
 
-    def submit(self, task: _Task) -> bool:
+    def submit(self, job: Job, task: _Task) -> bool:
         """Send ``task`` to an idle worker (starting one if allowed); ``False``: none free."""
         worker = self._idle_worker()
         if worker is None:
             return False
         worker.connection.send(task)
-        worker.check_id = task.check_id
+        worker.job = job
         worker.started = time.monotonic()
         return True
 
-    def collect(self, timeout: float) -> list[tuple[str, _Done | _Broke | None]]:
-        """What busy workers finished within ``timeout`` seconds: ``(check id, outcome)``;
+    def collect(self, timeout: float) -> list[tuple[Job, _Done | _Broke | None]]:
+        """What busy workers finished within ``timeout`` seconds: ``(job, outcome)``;
         ``None`` for a worker that died (it is removed; a new one starts when needed)."""
-        busy = {worker.connection: worker for worker in self._workers if worker.check_id}
+        busy = {worker.connection: worker for worker in self._workers if worker.job}
         if not busy:
             return []
-        finished: list[tuple[str, _Done | _Broke | None]] = []
+        finished: list[tuple[Job, _Done | _Broke | None]] = []
         for ready in wait(list(busy), timeout):
             worker = busy[ready]  # type: ignore[index]  # wait returns what it was given
-            check_id = worker.check_id
-            assert check_id is not None
+            job = worker.job
+            assert job is not None
             outcome: _Done | _Broke | None
             try:
                 outcome = worker.connection.recv()
@@ -325,9 +332,9 @@ class WorkerPool:
                 self._workers.remove(worker)
                 worker.connection.close()
                 worker.process.join(_EXIT_GRACE)
-            worker.check_id = None
-            self.history.append((check_id, worker.started, time.monotonic()))
-            finished.append((check_id, outcome))
+            worker.job = None
+            self.history.append((job[1], worker.started, time.monotonic()))
+            finished.append((job, outcome))
         return finished
 
     def close(self) -> None:
@@ -337,7 +344,7 @@ class WorkerPool:
         workers, self._workers = self._workers, []
         try:
             for worker in workers:
-                if worker.check_id is None:
+                if worker.job is None:
                     with contextlib.suppress(OSError):
                         worker.connection.send(None)
                 elif worker.process.pid is not None:
@@ -366,134 +373,191 @@ def _died(check: Check) -> CheckResult:
     )
 
 
-def run_parallel(
-    checks: Sequence[Check],
-    target: AdapterTarget,
-    options: RunOptions,
-    pool: WorkerPool,
-    results: list[CheckResult],
-    *,
-    on_start: Callable[[Check], None] | None = None,
-    on_result: Callable[[CheckResult], None] | None = None,
-) -> None:
-    """Run ``checks`` (in dependency order) on ``pool``, appending to ``results`` in that
-    order; see the module docstring for what stays as in a sequential run.
+@dataclass
+class SuiteRun:
+    """One run of a selection against a target (at one profile) for :func:`run_parallel`.
 
-    Raises:
-        KeyboardInterrupt: (or ``Terminated``) the run was interrupted; ``results``
-            holds what was committed, and every busy worker was stopped.
-        MissingExtraError: (or another of ``SETUP_ERRORS``) a check needed what the
-            machine lacks.
+    Attributes:
+        target: The target (with a ``recipe``).
+        options: The run's options, with the run's own turn ledger.
+        checks: The selection, in dependency order.
+        results: Where the committed results go, in that order.
     """
-    assert target.recipe is not None
-    ledger = options.turns if options.turns is not None else TurnLedger()
-    task_options = dataclasses.replace(options, turns=None)
-    position = {check.id: index for index, check in enumerate(checks)}
-    finished: dict[str, _Done] = {}
-    running: set[str] = set()
-    broken: dict[str, str] = {}
-    committed: set[str] = set()
-    exclusive_running = False
 
-    def dependencies_clear(check: Check) -> bool | None:
+    target: AdapterTarget
+    options: RunOptions
+    checks: Sequence[Check]
+    results: list[CheckResult] = field(default_factory=list)
+
+
+class _RunState:
+    """What the scheduler knows of one run."""
+
+    def __init__(self, run: SuiteRun) -> None:
+        assert run.target.recipe is not None
+        self.run = run
+        self.ledger = run.options.turns if run.options.turns is not None else TurnLedger()
+        self.task_options = dataclasses.replace(run.options, turns=None)
+        self.position = {check.id: index for index, check in enumerate(run.checks)}
+        self.finished: dict[str, _Done] = {}
+        self.running: set[str] = set()
+        self.broken: dict[str, str] = {}
+        self.committed: set[str] = set()
+
+    @property
+    def complete(self) -> bool:
+        return len(self.run.results) == len(self.run.checks)
+
+    def dependencies_clear(self, check: Check) -> bool | None:
         """``True``: it may start; ``False``: a prerequisite broke; ``None``: wait."""
         verdict: bool | None = True
         for dependency in check.depends_on:
-            if dependency not in position:
+            if dependency not in self.position:
                 continue
-            if dependency in broken:
+            if dependency in self.broken:
                 return False
-            done = finished.get(dependency)
-            if dependency in committed or (
+            done = self.finished.get(dependency)
+            if dependency in self.committed or (
                 done is not None and done.result.status not in ("fail", "xfail", "error")
             ):
                 continue
             verdict = None
         return verdict
 
-    def dispatch() -> None:
-        nonlocal exclusive_running
-        if exclusive_running:
-            return
-        # Property checks first: they take longest, and one started last would leave the
-        # other workers idle at the end of the run.
-        waiting = sorted(checks[len(results) :], key=lambda check: not check.is_property)
-        for check in waiting:
-            if check.id in running or check.id in finished:
-                continue
-            if dependencies_clear(check) is not True:
-                continue
-            if check.exclusive and pool.busy:
-                return  # nothing more starts until it can run alone
-            task = _Task(
-                check_id=check.id,
-                recipe=target.recipe,  # type: ignore[arg-type]  # asserted above
-                name=target.name,
-                capabilities=target.capabilities,
-                expectations=target.expectations,
-                options=task_options,
-                counts=ledger.counts(),
-            )
-            if not pool.submit(task):
-                return
-            running.add(check.id)
-            if on_start is not None:
-                on_start(check)
-            if check.exclusive:
-                exclusive_running = True
-                return
+    def waiting(self) -> list[Check]:
+        """The checks that may start now; property checks first: they take longest, and
+        one started last would leave the other workers idle at the end."""
+        checks = self.run.checks[len(self.run.results) :]
+        return [
+            check
+            for check in sorted(checks, key=lambda check: not check.is_property)
+            if check.id not in self.running
+            and check.id not in self.finished
+            and self.dependencies_clear(check) is True
+        ]
 
-    def commit(check: Check) -> None:
-        blockers = [dep for dep in check.depends_on if dep in broken]
+    def task(self, check: Check) -> _Task:
+        target = self.run.target
+        return _Task(
+            check_id=check.id,
+            recipe=target.recipe,  # type: ignore[arg-type]  # asserted in __init__
+            name=target.name,
+            capabilities=target.capabilities,
+            expectations=target.expectations,
+            options=self.task_options,
+            counts=self.ledger.counts(),
+        )
+
+    def commit_next(self) -> CheckResult | None:
+        """Commit the next check in order when its result is known."""
+        check = self.run.checks[len(self.run.results)]
+        blockers = [dep for dep in check.depends_on if dep in self.broken]
         if blockers:
-            result = blocked_result(check, blockers[0], broken[blockers[0]])
-            broken[check.id] = "is blocked"
-        else:
-            done = finished.pop(check.id)
-            result = done.result
-            refused = (
-                ledger.hung_check is not None
-                and done.before.hung_check is None
-                and ABORT_REQUIREMENT not in check.requirements
-                and done.after.attempted > done.before.attempted
-            )
-            if refused:
-                # The sequential run refuses this check's first turn: it is blocked.
-                assert ledger.hung_check is not None
-                if result.bundle is not None:
-                    Path(result.bundle).unlink(missing_ok=True)
-                result = hang_blocked_result(
-                    check, ledger.hung_check, ledger.hung_message, result.duration_seconds
-                )
-                ledger.refused += 1
-            else:
-                ledger.add(done.before, done.after)
-                if done.failure is not None:
-                    ledger.check_failed(check.id, *done.failure)
+            result = blocked_result(check, blockers[0], self.broken[blockers[0]])
+            self.broken[check.id] = "is blocked"
+        elif check.id in self.finished:
+            result = self._merged(check, self.finished.pop(check.id))
             if result.status in ("fail", "xfail", "error"):
-                broken[check.id] = "erred" if result.status == "error" else "failed"
-        committed.add(check.id)
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+                self.broken[check.id] = "erred" if result.status == "error" else "failed"
+        else:
+            return None
+        self.committed.add(check.id)
+        self.run.results.append(result)
+        return result
+
+    def _merged(self, check: Check, done: _Done) -> CheckResult:
+        """The check's result as the sequential run reports it; its turns counted."""
+        ledger = self.ledger
+        refused = (
+            ledger.hung_check is not None
+            and done.before.hung_check is None
+            and ABORT_REQUIREMENT not in check.requirements
+            and done.after.attempted > done.before.attempted
+        )
+        if not refused:
+            ledger.add(done.before, done.after)
+            if done.failure is not None:
+                ledger.check_failed(check.id, *done.failure)
+            return done.result
+        # The sequential run refuses this check's first turn: it is blocked.
+        assert ledger.hung_check is not None
+        if done.result.bundle is not None:
+            Path(done.result.bundle).unlink(missing_ok=True)
+        ledger.refused += 1
+        return hang_blocked_result(
+            check, ledger.hung_check, ledger.hung_message, done.result.duration_seconds
+        )
+
+
+def run_parallel(
+    runs: Sequence[SuiteRun],
+    pool: WorkerPool,
+    *,
+    on_start: Callable[[int, Check], None] | None = None,
+    on_result: Callable[[int, CheckResult], None] | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> None:
+    """Run ``runs`` on ``pool``, committing each run's results in its order, run after
+    run; see the module docstring for what stays as in a sequential run.
+
+    Checks of a later run start while an earlier one finishes (no worker waits for the
+    last check of a run). Callbacks get the run's index: ``on_start`` as a check of the
+    run being reported starts, ``on_result`` as a result is committed, ``on_done`` once
+    a run's last result is.
+
+    Raises:
+        KeyboardInterrupt: (or ``Terminated``) the run was interrupted; the results
+            committed so far are in the runs, and every busy worker was stopped.
+        MissingExtraError: (or another of ``SETUP_ERRORS``) a check needed what the
+            machine lacks.
+    """
+    states = [_RunState(run) for run in runs]
+    exclusive: list[Job] = []
+    current = 0
+
+    def dispatch() -> None:
+        if exclusive:
+            return
+        for index in range(current, len(states)):
+            state = states[index]
+            for check in state.waiting():
+                if check.exclusive and pool.busy:
+                    return  # nothing more starts until it can run alone
+                if not pool.submit((index, check.id), state.task(check)):
+                    return
+                state.running.add(check.id)
+                if on_start is not None and index == current:
+                    on_start(index, check)
+                if check.exclusive:
+                    exclusive.append((index, check.id))
+                    return
 
     try:
-        while len(results) < len(checks):
-            head = checks[len(results)]
-            if head.id in finished or dependencies_clear(head) is False:
-                commit(head)
+        while current < len(states):
+            state = states[current]
+            if state.complete:
+                if on_done is not None:
+                    on_done(current)
+                current += 1
+                continue
+            result = state.commit_next()
+            if result is not None:
+                if on_result is not None:
+                    on_result(current, result)
                 continue
             dispatch()
-            for check_id, outcome in pool.collect(timeout=1.0):
-                running.discard(check_id)
-                check = checks[position[check_id]]
-                if check.exclusive:
-                    exclusive_running = False
+            for job, outcome in pool.collect(timeout=1.0):
+                index, check_id = job
+                owner = states[index]
+                owner.running.discard(check_id)
+                check = owner.run.checks[owner.position[check_id]]
+                if job in exclusive:
+                    exclusive.remove(job)
                 if isinstance(outcome, _Done):
-                    finished[check_id] = outcome
+                    owner.finished[check_id] = outcome
                 elif outcome is None:
-                    counts = ledger.counts()
-                    finished[check_id] = _Done(_died(check), counts, counts, None)
+                    counts = owner.ledger.counts()
+                    owner.finished[check_id] = _Done(_died(check), counts, counts, None)
                 elif outcome.kind == "internal":
                     raise RuntimeError(f"a worker failed running {check_id}: {outcome.text}")
                 else:  # a set-up error, or a SIGTERM sent to the worker itself

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import shlex
@@ -19,7 +20,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -70,6 +71,7 @@ __all__ = [
     "blocked_result",
     "run_check",
     "run_suite",
+    "run_suites",
     "select_checks",
 ]
 
@@ -828,30 +830,132 @@ def run_suite(
     if tiers is not None:
         selection = Selection(**{**selection.__dict__, "tiers": tuple(tiers)})
     checks = select_checks(selection)
-    options = dataclasses.replace(options, turns=TurnLedger())
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    if (pool is not None or jobs > 1) and target.recipe is not None and len(checks) > 1:
+        return _run_suites(
+            [(target, options)],
+            checks,
+            jobs=jobs,
+            pool=pool,
+            on_start=None if on_start is None else lambda _, check: on_start(check),
+            on_result=None if on_result is None else lambda _, result: on_result(result),
+        )[0]
+    return _run_one(target, options, checks, on_start, on_result)
+
+
+def _run_one(
+    target: AdapterTarget,
+    options: RunOptions,
+    checks: Sequence[Check],
+    on_start: Callable[[Check], None] | None,
+    on_result: Callable[[CheckResult], None] | None,
+) -> Report:
+    """Run ``checks`` one after another in this process."""
+    options = _fresh(options)
+    results: list[CheckResult] = []
+    try:
+        _run_sequential(checks, target, options, results, on_start, on_result)
+    except (KeyboardInterrupt, Terminated, CheckInterrupted) as error:
+        raise RunInterrupted(_report(target, options, results, interrupted=True), error) from None
+    return _report(target, options, results)
+
+
+def _fresh(options: RunOptions) -> RunOptions:
+    """``options`` with a fresh turn ledger, its bundle folder rid of an earlier run's."""
     if options.bundle_dir is not None and options.bundle_dir.is_dir():
         # Bundles of an earlier run would be mistaken for this run's failures.
         for stale in options.bundle_dir.glob("*.replay.json"):
             stale.unlink()
-    results: list[CheckResult] = []
+    return dataclasses.replace(options, turns=TurnLedger())
+
+
+def run_suites(
+    runs: Sequence[tuple[AdapterTarget, RunOptions]],
+    *,
+    selection: Selection | None = None,
+    jobs: int = 1,
+    pool: WorkerPool | None = None,
+    on_start: Callable[[int, Check], None] | None = None,
+    on_result: Callable[[int, CheckResult], None] | None = None,
+    on_report: Callable[[int, Report], None] | None = None,
+) -> list[Report]:
+    """Run ``selection`` against each ``(target, options)`` of ``runs``: one report each,
+    in order, as :func:`run_suite` run after run would give them.
+
+    With ``jobs`` above 1 (or a ``pool``) and every target with a ``recipe``, the checks
+    of all runs share the workers: a later run's checks start while an earlier run
+    finishes; results and reports still come run after run, in order. The callbacks get
+    the run's index; ``on_report`` is called as each run's report is ready.
+
+    Raises:
+        SelectionError: the selection names an unknown check (or area, level, ...).
+        RunInterrupted: SIGINT/SIGTERM arrived; it carries the partial report of the run
+            it stopped (the reports before it went to ``on_report``).
+        MissingExtraError: (or another of :data:`SETUP_ERRORS`) the machine lacks what
+            the run needs; no check is charged with it.
+        ValueError: ``jobs`` is below 1.
+    """
+    checks = select_checks(selection or Selection())
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
-    parallel = (pool is not None or jobs > 1) and target.recipe is not None and len(checks) > 1
-    try:
-        if parallel:
-            from ._parallel import WorkerPool, run_parallel
+    return _run_suites(
+        runs,
+        checks,
+        jobs=jobs,
+        pool=pool,
+        on_start=on_start,
+        on_result=on_result,
+        on_report=on_report,
+    )
 
-            with contextlib.ExitStack() as stack:
-                if pool is None:
-                    pool = stack.enter_context(WorkerPool(jobs))
-                run_parallel(
-                    checks, target, options, pool, results, on_start=on_start, on_result=on_result
-                )
-        else:
-            _run_sequential(checks, target, options, results, on_start, on_result)
+
+def _run_suites(
+    runs: Sequence[tuple[AdapterTarget, RunOptions]],
+    checks: Sequence[Check],
+    *,
+    jobs: int,
+    pool: WorkerPool | None,
+    on_start: Callable[[int, Check], None] | None = None,
+    on_result: Callable[[int, CheckResult], None] | None = None,
+    on_report: Callable[[int, Report], None] | None = None,
+) -> list[Report]:
+    reports: list[Report] = []
+    parallel = pool is not None or jobs > 1
+    if not parallel or any(target.recipe is None for target, _ in runs):
+        for index, (target, options) in enumerate(runs):
+            report = _run_one(
+                target,
+                options,
+                checks,
+                None if on_start is None else functools.partial(on_start, index),
+                None if on_result is None else functools.partial(on_result, index),
+            )
+            reports.append(report)
+            if on_report is not None:
+                on_report(index, report)
+        return reports
+    from ._parallel import SuiteRun, WorkerPool, run_parallel
+
+    suites = [SuiteRun(target, _fresh(options), checks) for target, options in runs]
+
+    def done(index: int) -> None:
+        suite = suites[index]
+        report = _report(suite.target, suite.options, suite.results)
+        reports.append(report)
+        if on_report is not None:
+            on_report(index, report)
+
+    try:
+        with contextlib.ExitStack() as stack:
+            if pool is None:
+                pool = stack.enter_context(WorkerPool(jobs))
+            run_parallel(suites, pool, on_start=on_start, on_result=on_result, on_done=done)
     except (KeyboardInterrupt, Terminated, CheckInterrupted) as error:
-        raise RunInterrupted(_report(target, options, results, interrupted=True), error) from None
-    return _report(target, options, results)
+        stopped = suites[min(len(reports), len(suites) - 1)]
+        partial = _report(stopped.target, stopped.options, stopped.results, interrupted=True)
+        raise RunInterrupted(partial, error) from None
+    return reports
 
 
 def _run_sequential(
