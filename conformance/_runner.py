@@ -508,10 +508,16 @@ _RANDOM_TEMP = re.compile(
 _MINTED_SESSION = re.compile(r"<workdir>/sandboxes/sessions/([A-Za-z0-9]{16})(?![A-Za-z0-9])")
 
 
+#: anyio names a cancel scope by its address in a cancellation's message.
+_CANCEL_SCOPE = re.compile(r"(?<=cancel scope )[0-9a-f]{6,16}\b")
+
+
 def _without_workdirs(text: str) -> str:
-    """``text`` with the run's random temporary paths as ``<workdir>`` and ``<tmp>``, and
-    the ids the agent minted for sessions with a local sandbox as ``<session>``."""
+    """``text`` with the run's random temporary paths as ``<workdir>`` and ``<tmp>``, the
+    ids the agent minted for sessions with a local sandbox as ``<session>``, and the
+    addresses of cancel scopes as ``<id>``."""
     text = _RANDOM_TEMP.sub("<tmp>", _WORKDIR_PATH.sub("<workdir>", text))
+    text = _CANCEL_SCOPE.sub("<id>", text)
     for session in sorted(set(_MINTED_SESSION.findall(text))):
         text = text.replace(session, "<session>")
     return text

@@ -24,6 +24,7 @@ from harness_testkit.conformance._adapter._registry import REGISTRY, ordered_che
 from harness_testkit.conformance._parallel import WorkerPool
 from harness_testkit.conformance._runner import WORKDIR_PREFIX, Selection
 from harness_testkit.conformance._watchdog import TurnCounts, TurnLedger
+from harness_testkit.conformance._zoo._catalog import get_mutant
 from harness_testkit.conformance._zoo._good_targets import self_test_target
 
 #: A JUnit test case's duration: the one field two runs may differ in.
@@ -232,3 +233,18 @@ def test_jobs_below_one_is_refused() -> None:
     )
     assert process.returncode == 2
     assert "--jobs" in process.stderr
+
+
+@pytest.mark.requirement("DECISION-020")
+@pytest.mark.parametrize("name", ["turn-never-settles", "crash-leaves-turn-unsettled"])
+def test_a_hang_is_reported_at_jobs_2_as_at_jobs_1(name: str) -> None:
+    """The run owns the turn ledger: checks that ran beside the one that hung, and
+    started a turn the sequential run would have refused, are blocked by it there too."""
+
+    def results(jobs: int) -> list[dict[str, object]]:
+        report = run_suite(get_mutant(name).target, RunOptions(profile="smoke"), jobs=jobs)
+        return [result.model_dump(exclude={"duration_seconds"}) for result in report.results]
+
+    sequential = results(1)
+    assert results(2) == sequential
+    assert any(result["status"] == "fail" for result in sequential)
