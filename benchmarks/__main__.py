@@ -8,7 +8,7 @@ Options: ``--quick`` (a short run), ``--out PATH`` (the JSON file, default
 ``--check`` (exit status 1 when a target is missed),
 ``--only NAME`` (repeatable or comma-separated; names: agent, scaling, continuations,
 concurrency, sandbox, suite, official, fast-paths, simulate-memory, instructions,
-sharding), ``--official`` (the
+sharding, jobs), ``--official`` (the
 comparison with the official TypeScript agent; needs Node.js 20+; exit status 2 without
 it; ``instructions`` likewise needs valgrind), ``--scale FACTOR``
 (multiplies the scripted-adapter workload sizes of ``agent``, ``scaling`` and
@@ -47,11 +47,13 @@ BENCHMARKS: dict[str, str] = {
     "simulate-memory": "benchmarks.simulate_memory",
     "instructions": "benchmarks.instructions",
     "sharding": "benchmarks.sharding",
+    "jobs": "benchmarks.jobs",
 }
 #: Run only when asked for (``--official`` or ``--only NAME``): ``official`` needs
 #: Node.js, ``fast-paths`` runs a worker process per fast path, ``simulate-memory`` runs
-#: 100,000 sessions, ``instructions`` needs valgrind, ``sharding`` starts a Dask cluster.
-ON_REQUEST = ("official", "fast-paths", "simulate-memory", "instructions", "sharding")
+#: 100,000 sessions, ``instructions`` needs valgrind, ``sharding`` starts a Dask cluster,
+#: ``jobs`` runs ``check --self`` eight times.
+ON_REQUEST = ("official", "fast-paths", "simulate-memory", "instructions", "sharding", "jobs")
 SCHEMA_VERSION = 1
 
 

@@ -22,10 +22,12 @@ from typing import Any
 
 from ._measure import Column, Section, median
 
-__all__ = ["measure"]
+__all__ = ["measure", "run_self_check"]
 
 
-def _run_once(profile: str) -> dict[str, Any]:
+def run_self_check(profile: str, *options: str) -> dict[str, Any]:
+    """One ``check --self --profile PROFILE`` run (with ``options``): its wall time and
+    what its reports say."""
     with tempfile.TemporaryDirectory(prefix="harness-testkit-bench-suite-") as directory:
         work = Path(directory)
         command = [
@@ -43,6 +45,7 @@ def _run_once(profile: str) -> dict[str, Any]:
             # The report keeps each check's duration only when asked (reports are
             # deterministic by default).
             "--timings",
+            *options,
         ]
         started = time.perf_counter()
         done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
@@ -108,7 +111,7 @@ def measure(quick: bool) -> Section:
     runs: dict[str, list[dict[str, Any]]] = {profile: [] for profile in profiles}
     for _ in range(repeats):
         for profile in profiles:  # interleaved, so drift hits both profiles
-            runs[profile].append(_run_once(profile))
+            runs[profile].append(run_self_check(profile))
     for profile, samples in runs.items():
         first = samples[0]
         rate = median(

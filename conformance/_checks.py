@@ -87,6 +87,10 @@ class Check:
     #: Every run, at every profile and seed, exercises each class at least once (the
     #: explicit examples cover them all; ``tests/conformance/test_class_coverage.py``).
     classes: Mapping[str, Callable[[Any], bool]] = field(default_factory=dict)
+    #: The check must run alone (it changes process-wide state, or measures what other
+    #: checks running beside it would disturb): with ``check --jobs N`` it starts when no
+    #: other check runs, and none starts until it ends.
+    exclusive: bool = False
 
     def __post_init__(self) -> None:
         known = self.capability_names()
@@ -118,8 +122,10 @@ def check(
     tier: Tier = "black-box",
     needs: Iterable[str] = (),
     depends_on: Iterable[str] = (),
+    exclusive: bool = False,
 ) -> Callable[[Callable[[CheckContext], Awaitable[None]]], Check]:
-    """Turn an async check function into a :class:`Check` (a registry module lists it)."""
+    """Turn an async check function into a :class:`Check` (a registry module lists it);
+    ``exclusive``: the check runs alone (:attr:`Check.exclusive`)."""
 
     def decorate(function: Callable[[CheckContext], Awaitable[None]]) -> Check:
         return Check(
@@ -130,6 +136,7 @@ def check(
             needs=tuple(needs),
             depends_on=tuple(depends_on),
             run=function,
+            exclusive=exclusive,
         )
 
     return decorate
@@ -146,6 +153,7 @@ def property_check(
     depends_on: Iterable[str] = (),
     examples: Iterable[Any] = (),
     classes: Mapping[str, Callable[[Any], bool]] | None = None,
+    exclusive: bool = False,
 ) -> Callable[[Callable[[CheckContext, Any], Awaitable[None]]], Check]:
     """Turn an async function run once per generated JSON scenario into a :class:`Check`.
 
@@ -163,6 +171,7 @@ def property_check(
         classes: The property's equivalence classes (name -> membership test of a
             scenario); the examples must cover every class, so no verdict depends on
             the seed's luck.
+        exclusive: The check runs alone (:attr:`Check.exclusive`).
 
     Returns:
         A decorator returning the :class:`Check` (a registry module lists it).
@@ -180,6 +189,7 @@ def property_check(
             scenarios=scenarios,
             examples=tuple(examples),
             classes=dict(classes or {}),
+            exclusive=exclusive,
         )
 
     return decorate

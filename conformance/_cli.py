@@ -15,10 +15,9 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -33,6 +32,7 @@ from ._checks import Check
 from ._context import PROFILES, AdapterTarget, load_target
 from ._html import write_html
 from ._hypothesis import DEFAULT_EXAMPLE_DATABASE
+from ._parallel import default_jobs
 from ._replay import BundleError, load_bundle_model
 from ._report import CheckResult, Report
 from ._runner import (
@@ -44,11 +44,14 @@ from ._runner import (
     SelectionError,
     remove_own_workdirs,
     run_check,
-    run_suite,
+    run_suites,
     select_checks,
 )
 from ._verdict import TIERS, Gate, RunDocuments, verdict
 from ._watchdog import Terminated
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "EXIT_CONFORMANT",
@@ -257,6 +260,15 @@ _SELECTION_OPTIONS: list[Callable[[Any], Any]] = [
     show_default=True,
     help="Wall-time cap of one check in seconds (over it: ADAPTER-044, the run goes on).",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=default_jobs,
+    show_default="the number of cores",
+    help="Run up to this many checks at once, each in a worker process (1: one after "
+    "another in this process); the results and reports are the same.",
+)
 @_SELECTION_OPTIONS[0]
 @_SELECTION_OPTIONS[1]
 @_SELECTION_OPTIONS[2]
@@ -307,6 +319,7 @@ def check(
     write_baseline_path: Path | None,
     allow_unverified: bool,
     check_timeout: float,
+    jobs: int,
     check_ids: tuple[str, ...],
     exclude: tuple[str, ...],
     areas: tuple[str, ...],
@@ -381,33 +394,43 @@ def check(
     code: int | None = None
     console = make_console()
     log = make_console(stderr=True)
+    runs = [
+        (
+            target,
+            RunOptions(
+                profile=name,
+                seed=seed,
+                sandbox=sandbox,  # type: ignore[arg-type]
+                backend=backend,  # type: ignore[arg-type]
+                bundle_dir=bundle_dir / _slug(target.name) / name,
+                expectations=expectations,
+                check_timeout=check_timeout,
+                example_database=DEFAULT_EXAMPLE_DATABASE,
+            ),
+        )
+        for target in targets
+        for name in profiles
+    ]
+    bars = _Bars(log, runs, total=len(selected))
+
+    def reported(index: int, report: Report) -> None:
+        bars.close()
+        report.print_console(verbose=verbose, console=console)
+        reports.append(report)
+
     try:
         with _sigterm_raises():
-            for target in targets:
-                for name in profiles:
-                    options = RunOptions(
-                        profile=name,
-                        seed=seed,
-                        sandbox=sandbox,  # type: ignore[arg-type]
-                        backend=backend,  # type: ignore[arg-type]
-                        bundle_dir=bundle_dir / _slug(target.name) / name,
-                        expectations=expectations,
-                        check_timeout=check_timeout,
-                        example_database=DEFAULT_EXAMPLE_DATABASE,
-                    )
-                    title = f"{target.name} ({name})"
-                    with RunProgress(
-                        log, total=len(selected), title=title, unit="checks"
-                    ) as progress:
-                        report = run_suite(
-                            target,
-                            options,
-                            selection=selection,
-                            on_start=partial(_progress_start, progress),
-                            on_result=partial(_progress_line, progress),
-                        )
-                    report.print_console(verbose=verbose, console=console)
-                    reports.append(report)
+            try:
+                run_suites(
+                    runs,
+                    selection=selection,
+                    jobs=jobs,
+                    on_start=bars.started,
+                    on_result=bars.finished,
+                    on_report=reported,
+                )
+            finally:
+                bars.close()
     except RunInterrupted as interrupted:
         reports.append(interrupted.report)
         interrupted.report.print_console(verbose=verbose, console=console)
@@ -452,8 +475,41 @@ def check(
     sys.exit(code)
 
 
-def _progress_start(progress: RunProgress, check: Check) -> None:
-    progress.started(check.id)
+class _Bars:
+    """The progress of several runs, one after another: a run's bar opens as its first
+    check starts (or ends) and closes as its report is ready."""
+
+    def __init__(
+        self, log: Console, runs: list[tuple[AdapterTarget, RunOptions]], *, total: int
+    ) -> None:
+        self._log = log
+        self._runs = runs
+        self._total = total
+        self._open: tuple[int, RunProgress] | None = None
+
+    def _bar(self, index: int) -> RunProgress:
+        if self._open is None or self._open[0] != index:
+            self.close()
+            target, options = self._runs[index]
+            title = f"{target.name} ({options.profile})"
+            bar = RunProgress(self._log, total=self._total, title=title, unit="checks")
+            self._open = (index, bar.__enter__())
+        return self._open[1]
+
+    def started(self, index: int, check: Check) -> None:
+        """A check of run ``index`` started."""
+        self._bar(index).started(check.id)
+
+    def finished(self, index: int, result: CheckResult) -> None:
+        """A check of run ``index`` ended."""
+        _progress_line(self._bar(index), result)
+
+    def close(self) -> None:
+        """Close the open bar, if any (idempotent)."""
+        if self._open is not None:
+            _, bar = self._open
+            self._open = None
+            bar.__exit__(None, None, None)
 
 
 def _progress_line(progress: RunProgress, result: CheckResult) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -69,12 +70,18 @@ class AdapterTarget:
         name: How reports and replay commands name it (``package.module:factory``).
         expectations: The target's own known deviations (strict xfail), merged under
             the run's expectations; ``None`` when it has none.
+        recipe: A picklable callable that builds this target again in another process
+            (``functools.partial`` of a module-level loader), so ``check --jobs N``
+            can run its checks in worker processes; ``None``: the checks run one after
+            another in this process. :func:`load_target`, the Node loader and the
+            ``--self`` targets set it.
     """
 
     factory: AdapterFactory
     capabilities: AdapterCapabilities = field(default_factory=AdapterCapabilities)
     name: str = "adapter"
     expectations: Expectations | None = None
+    recipe: Callable[[], AdapterTarget] | None = field(default=None, compare=False, repr=False)
 
 
 def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> AdapterTarget:
@@ -114,6 +121,7 @@ def load_target(spec: str, capabilities: AdapterCapabilities | None = None) -> A
         capabilities=resolved.capabilities,
         name=spec,
         expectations=_declared_expectations(getattr(factory, "expectations", None), spec),
+        recipe=functools.partial(load_target, spec, capabilities),
     )
 
 

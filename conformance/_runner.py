@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import shlex
@@ -19,10 +20,10 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -57,6 +58,9 @@ from ._watchdog import (
     run_guarded,
 )
 
+if TYPE_CHECKING:
+    from ._parallel import WorkerPool
+
 __all__ = [
     "SETUP_ERRORS",
     "Expectations",
@@ -67,6 +71,7 @@ __all__ = [
     "blocked_result",
     "run_check",
     "run_suite",
+    "run_suites",
     "select_checks",
 ]
 
@@ -147,6 +152,19 @@ ABORT_REQUIREMENT = "ADAPTER-042"
 #: name goes on with the owning process's pid and ``-`` (``harness-testkit-check-<pid>-...``).
 WORKDIR_PREFIX = "harness-testkit-check-"
 _swept = threading.Event()
+#: The pid that owns this process's work directories: its own, or in a worker process of
+#: a parallel run the run's (so the run removes what an interrupted worker left, and a
+#: later run sweeps them once the run is gone).
+_owner: list[int] = []
+
+
+def own_workdirs_for(pid: int) -> None:
+    """Name this process's work directories after ``pid`` (a parallel run's worker)."""
+    _owner[:] = [pid]
+
+
+def _owner_pid() -> int:
+    return _owner[0] if _owner else os.getpid()
 
 
 @contextlib.contextmanager
@@ -155,7 +173,7 @@ def _workdir() -> Iterator[Path]:
         _swept.set()
         sweep_abandoned_workdirs(Path(tempfile.gettempdir()))
     # The owner is in the name, so no moment exists when the directory does not name it.
-    with tempfile.TemporaryDirectory(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-") as directory:
+    with tempfile.TemporaryDirectory(prefix=f"{WORKDIR_PREFIX}{_owner_pid()}-") as directory:
         yield Path(directory)
 
 
@@ -199,7 +217,7 @@ def remove_own_workdirs(temporary: Path | None = None) -> None:
     """
     folder = temporary if temporary is not None else Path(tempfile.gettempdir())
     try:
-        owned = sorted(folder.glob(f"{WORKDIR_PREFIX}{os.getpid()}-*"))
+        owned = sorted(folder.glob(f"{WORKDIR_PREFIX}{_owner_pid()}-*"))
     except OSError:
         return
     for directory in owned:
@@ -444,16 +462,7 @@ def run_check(
         # The check tried to start a turn after the run's turns were found to hang: what
         # it observed says nothing about its own requirements.
         assert turns.hung_check is not None
-        return CheckResult(
-            **base,
-            status="blocked",
-            message=(
-                f"blocked: no turn of this adapter settled in this run and "
-                f"{turns.hung_check} hung ({turns.hung_message}); fix that first"
-            ),
-            blocked_by=turns.hung_check,
-            duration_seconds=duration,
-        )
+        return hang_blocked_result(check, turns.hung_check, turns.hung_message, duration)
     if turns is not None and status == "fail":
         turns.check_failed(check.id, failed, message)
     if expected is not None:
@@ -495,9 +504,23 @@ _RANDOM_TEMP = re.compile(
 )
 
 
+#: A local sandbox of a session whose id the agent minted (16 random characters).
+_MINTED_SESSION = re.compile(r"<workdir>/sandboxes/sessions/([A-Za-z0-9]{16})(?![A-Za-z0-9])")
+
+
+#: anyio names a cancel scope by its address in a cancellation's message.
+_CANCEL_SCOPE = re.compile(r"(?<=cancel scope )[0-9a-f]{6,16}\b")
+
+
 def _without_workdirs(text: str) -> str:
-    """``text`` with the run's random temporary paths as ``<workdir>`` and ``<tmp>``."""
-    return _RANDOM_TEMP.sub("<tmp>", _WORKDIR_PATH.sub("<workdir>", text))
+    """``text`` with the run's random temporary paths as ``<workdir>`` and ``<tmp>``, the
+    ids the agent minted for sessions with a local sandbox as ``<session>``, and the
+    addresses of cancel scopes as ``<id>``."""
+    text = _RANDOM_TEMP.sub("<tmp>", _WORKDIR_PATH.sub("<workdir>", text))
+    text = _CANCEL_SCOPE.sub("<id>", text)
+    for session in sorted(set(_MINTED_SESSION.findall(text))):
+        text = text.replace(session, "<session>")
+    return text
 
 
 def _known(requirement: str) -> bool:
@@ -727,9 +750,8 @@ def select_checks(selection: Selection) -> list[Check]:
     return [item for item in ordered_checks(chosen) if item.id not in excluded]
 
 
-def blocked_result(check: Check, prerequisite: str, how: str) -> CheckResult:
-    """The result of ``check`` when its ``prerequisite`` check did not pass (``how``:
-    ``failed``, ``erred`` or ``is blocked``)."""
+def result_of(check: Check, **fields: Any) -> CheckResult:
+    """A result of ``check``: its id, title, tier, requirements and level, and ``fields``."""
     level, areas = strongest_level(check.requirements)
     return CheckResult(
         check_id=check.id,
@@ -738,9 +760,35 @@ def blocked_result(check: Check, prerequisite: str, how: str) -> CheckResult:
         requirements=check.requirements,
         level=level,
         areas=areas,
+        **fields,
+    )
+
+
+def blocked_result(check: Check, prerequisite: str, how: str) -> CheckResult:
+    """The result of ``check`` when its ``prerequisite`` check did not pass (``how``:
+    ``failed``, ``erred`` or ``is blocked``)."""
+    return result_of(
+        check,
         status="blocked",
         message=f"blocked: prerequisite {prerequisite} {how}",
         blocked_by=prerequisite,
+    )
+
+
+def hang_blocked_result(
+    check: Check, hung_check: str, hung_message: str, duration: float
+) -> CheckResult:
+    """The result of ``check`` when it tried to start a turn after ``hung_check`` hung
+    with no turn of the run settled (see ``TurnLedger``)."""
+    return result_of(
+        check,
+        status="blocked",
+        message=(
+            f"blocked: no turn of this adapter settled in this run and "
+            f"{hung_check} hung ({hung_message}); fix that first"
+        ),
+        blocked_by=hung_check,
+        duration_seconds=duration,
     )
 
 
@@ -762,17 +810,25 @@ def run_suite(
     selection: Selection | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
     on_start: Callable[[Check], None] | None = None,
+    jobs: int = 1,
+    pool: WorkerPool | None = None,
 ) -> Report:
     """Run checks in dependency order; dependents of failures are ``blocked``.
 
     ``on_start`` is called as each check starts and ``on_result`` as each ends (blocked
     checks only end), for progress output.
 
+    With ``jobs`` above 1 (or a ``pool``), checks run in up to that many worker
+    processes at once; the results, their order and the report are those of a
+    sequential run (see ``_parallel``). A target without a ``recipe`` (one built by
+    hand, not by a loader) runs sequentially.
+
     Raises:
         SelectionError: the selection names an unknown check (or area, level, ...).
         RunInterrupted: SIGINT/SIGTERM arrived; it carries the partial report.
         MissingExtraError: (or another of :data:`SETUP_ERRORS`) the machine lacks what
             the run needs; no check is charged with it.
+        ValueError: ``jobs`` is below 1.
     """
     selection = selection or Selection()
     if check_ids is not None:
@@ -780,31 +836,157 @@ def run_suite(
     if tiers is not None:
         selection = Selection(**{**selection.__dict__, "tiers": tuple(tiers)})
     checks = select_checks(selection)
-    options = dataclasses.replace(options, turns=TurnLedger())
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    if (pool is not None or jobs > 1) and target.recipe is not None and len(checks) > 1:
+        return _run_suites(
+            [(target, options)],
+            checks,
+            jobs=jobs,
+            pool=pool,
+            on_start=None if on_start is None else lambda _, check: on_start(check),
+            on_result=None if on_result is None else lambda _, result: on_result(result),
+        )[0]
+    return _run_one(target, options, checks, on_start, on_result)
+
+
+def _run_one(
+    target: AdapterTarget,
+    options: RunOptions,
+    checks: Sequence[Check],
+    on_start: Callable[[Check], None] | None,
+    on_result: Callable[[CheckResult], None] | None,
+) -> Report:
+    """Run ``checks`` one after another in this process."""
+    options = _fresh(options)
+    results: list[CheckResult] = []
+    try:
+        _run_sequential(checks, target, options, results, on_start, on_result)
+    except (KeyboardInterrupt, Terminated, CheckInterrupted) as error:
+        raise RunInterrupted(_report(target, options, results, interrupted=True), error) from None
+    return _report(target, options, results)
+
+
+def _fresh(options: RunOptions) -> RunOptions:
+    """``options`` with a fresh turn ledger, its bundle folder rid of an earlier run's."""
     if options.bundle_dir is not None and options.bundle_dir.is_dir():
         # Bundles of an earlier run would be mistaken for this run's failures.
         for stale in options.bundle_dir.glob("*.replay.json"):
             stale.unlink()
-    results: list[CheckResult] = []
-    broken: dict[str, str] = {}
+    return dataclasses.replace(options, turns=TurnLedger())
+
+
+def run_suites(
+    runs: Sequence[tuple[AdapterTarget, RunOptions]],
+    *,
+    selection: Selection | None = None,
+    jobs: int = 1,
+    pool: WorkerPool | None = None,
+    on_start: Callable[[int, Check], None] | None = None,
+    on_result: Callable[[int, CheckResult], None] | None = None,
+    on_report: Callable[[int, Report], None] | None = None,
+) -> list[Report]:
+    """Run ``selection`` against each ``(target, options)`` of ``runs``: one report each,
+    in order, as :func:`run_suite` run after run would give them.
+
+    With ``jobs`` above 1 (or a ``pool``) and every target with a ``recipe``, the checks
+    of all runs share the workers: a later run's checks start while an earlier run
+    finishes; results and reports still come run after run, in order. The callbacks get
+    the run's index; ``on_report`` is called as each run's report is ready.
+
+    Raises:
+        SelectionError: the selection names an unknown check (or area, level, ...).
+        RunInterrupted: SIGINT/SIGTERM arrived; it carries the partial report of the run
+            it stopped (the reports before it went to ``on_report``).
+        MissingExtraError: (or another of :data:`SETUP_ERRORS`) the machine lacks what
+            the run needs; no check is charged with it.
+        ValueError: ``jobs`` is below 1.
+    """
+    checks = select_checks(selection or Selection())
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    return _run_suites(
+        runs,
+        checks,
+        jobs=jobs,
+        pool=pool,
+        on_start=on_start,
+        on_result=on_result,
+        on_report=on_report,
+    )
+
+
+def _run_suites(
+    runs: Sequence[tuple[AdapterTarget, RunOptions]],
+    checks: Sequence[Check],
+    *,
+    jobs: int,
+    pool: WorkerPool | None,
+    on_start: Callable[[int, Check], None] | None = None,
+    on_result: Callable[[int, CheckResult], None] | None = None,
+    on_report: Callable[[int, Report], None] | None = None,
+) -> list[Report]:
+    reports: list[Report] = []
+    parallel = pool is not None or jobs > 1
+    if not parallel or any(target.recipe is None for target, _ in runs):
+        for index, (target, options) in enumerate(runs):
+            report = _run_one(
+                target,
+                options,
+                checks,
+                None if on_start is None else functools.partial(on_start, index),
+                None if on_result is None else functools.partial(on_result, index),
+            )
+            reports.append(report)
+            if on_report is not None:
+                on_report(index, report)
+        return reports
+    from ._parallel import SuiteRun, WorkerPool, run_parallel
+
+    suites = [SuiteRun(target, _fresh(options), checks) for target, options in runs]
+
+    def done(index: int) -> None:
+        suite = suites[index]
+        report = _report(suite.target, suite.options, suite.results)
+        reports.append(report)
+        if on_report is not None:
+            on_report(index, report)
+
     try:
-        for check in checks:
-            blockers = [dep for dep in check.depends_on if dep in broken]
-            if blockers:
-                result = blocked_result(check, blockers[0], broken[blockers[0]])
-                broken[check.id] = "is blocked"
-            else:
-                if on_start is not None:
-                    on_start(check)
-                result = run_check(check, target, options)
-                if result.status in ("fail", "xfail", "error"):
-                    broken[check.id] = "erred" if result.status == "error" else "failed"
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
+        with contextlib.ExitStack() as stack:
+            if pool is None:
+                pool = stack.enter_context(WorkerPool(jobs))
+            run_parallel(suites, pool, on_start=on_start, on_result=on_result, on_done=done)
     except (KeyboardInterrupt, Terminated, CheckInterrupted) as error:
-        raise RunInterrupted(_report(target, options, results, interrupted=True), error) from None
-    return _report(target, options, results)
+        stopped = suites[min(len(reports), len(suites) - 1)]
+        partial = _report(stopped.target, stopped.options, stopped.results, interrupted=True)
+        raise RunInterrupted(partial, error) from None
+    return reports
+
+
+def _run_sequential(
+    checks: Iterable[Check],
+    target: AdapterTarget,
+    options: RunOptions,
+    results: list[CheckResult],
+    on_start: Callable[[Check], None] | None,
+    on_result: Callable[[CheckResult], None] | None,
+) -> None:
+    broken: dict[str, str] = {}
+    for check in checks:
+        blockers = [dep for dep in check.depends_on if dep in broken]
+        if blockers:
+            result = blocked_result(check, blockers[0], broken[blockers[0]])
+            broken[check.id] = "is blocked"
+        else:
+            if on_start is not None:
+                on_start(check)
+            result = run_check(check, target, options)
+            if result.status in ("fail", "xfail", "error"):
+                broken[check.id] = "erred" if result.status == "error" else "failed"
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
 
 
 def _report(

@@ -9,6 +9,7 @@ attribute, a mapping of name to version; for example
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 
@@ -20,6 +21,13 @@ __all__ = ["KIT", "distribution_of", "run_versions", "version_line"]
 KIT = "harness-testkit"
 
 
+@functools.lru_cache(maxsize=1)
+def _top_level_names() -> Mapping[str, list[str]]:
+    """Top-level module -> distributions, read once per process: reading every installed
+    distribution's file list took longer than a fast target's whole report."""
+    return packages_distributions()
+
+
 def distribution_of(factory: object) -> tuple[str, str] | None:
     """The installed distribution (name, version) that ships ``factory``'s module.
 
@@ -28,7 +36,7 @@ def distribution_of(factory: object) -> tuple[str, str] | None:
     module = getattr(factory, "__module__", None)
     if not isinstance(module, str) or not module:
         return None
-    names = packages_distributions().get(module.partition(".")[0])
+    names = _top_level_names().get(module.partition(".")[0])
     if not names:
         return None
     # A top-level name shipped by several distributions (namespace packages) is

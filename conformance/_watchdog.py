@@ -15,6 +15,7 @@ teardown gets :data:`TEARDOWN_GRACE` seconds, and the interruption propagates.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
@@ -22,7 +23,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -38,6 +39,7 @@ __all__ = [
     "LoopMonitor",
     "Stuck",
     "Terminated",
+    "TurnCounts",
     "TurnLedger",
     "TurnRefused",
     "run_guarded",
@@ -72,6 +74,21 @@ class TurnRefused(Exception):
     runner reports the check ``blocked`` by the check that hung."""
 
 
+@dataclass(frozen=True)
+class TurnCounts:
+    """A :class:`TurnLedger`'s counts at one moment (picklable: a worker process of a
+    parallel run starts its check's ledger from the run's counts and returns its own)."""
+
+    started: int = 0
+    settled: int = 0
+    refused: int = 0
+    #: Turn-starting calls of checks the ledger may refuse (made, or refused).
+    attempted: int = 0
+    slowest: float = 0.0
+    hung_check: str | None = None
+    hung_message: str = ""
+
+
 class TurnLedger:
     """The turns of one run, across its checks: how many started, settled, were refused.
 
@@ -88,11 +105,57 @@ class TurnLedger:
         self.started = 0
         self.settled = 0
         self.refused = 0
+        #: Turn-starting calls the ledger could have refused (made, or refused): with
+        #: checks run in parallel, whether a check would have been refused.
+        self.attempted = 0
         #: Seconds the slowest settled turn took, from its start to its ``done()``.
         self.slowest = 0.0
         #: The check that hung with no turn settled, and the first line of its message.
         self.hung_check: str | None = None
         self.hung_message = ""
+
+    @classmethod
+    def from_counts(cls, counts: TurnCounts) -> Self:
+        """A ledger that goes on from ``counts``."""
+        ledger = cls()
+        for name, value in dataclasses.asdict(counts).items():
+            setattr(ledger, name, value)
+        return ledger
+
+    def counts(self) -> TurnCounts:
+        """The counts now."""
+        with self._lock:
+            return TurnCounts(
+                started=self.started,
+                settled=self.settled,
+                refused=self.refused,
+                attempted=self.attempted,
+                slowest=self.slowest,
+                hung_check=self.hung_check,
+                hung_message=self.hung_message,
+            )
+
+    def add(self, before: TurnCounts, after: TurnCounts) -> None:
+        """Count what happened between ``before`` and ``after`` of another ledger (a
+        check's, run in a worker process) into this one."""
+        with self._lock:
+            self.started += after.started - before.started
+            self.settled += after.settled - before.settled
+            self.refused += after.refused - before.refused
+            self.attempted += after.attempted - before.attempted
+            self.slowest = max(self.slowest, after.slowest)
+
+    def turn_attempted(self, *, refuse: bool = True) -> None:
+        """Note a turn-starting call about to be made, or refuse it.
+
+        Raises:
+            TurnRefused: The run's turns hang (see the class), and ``refuse``.
+        """
+        with self._lock:
+            if refuse:
+                self.attempted += 1
+        if refuse and self.hung_check is not None:
+            self.turn_started()
 
     def turn_started(self, *, refuse: bool = True) -> None:
         """Note a turn the adapter started (its control came back), or refuse it.

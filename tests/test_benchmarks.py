@@ -190,6 +190,23 @@ def test_suite_benchmark_times_the_self_check(tmp_path: Path) -> None:
     assert _positive(row["examples_per_second"])
 
 
+@pytest.mark.slow
+def test_jobs_benchmark_times_the_self_check_at_both_job_counts(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = _run("--quick", "--only", "jobs", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-4000:]
+    section = json.loads(out.read_text(encoding="utf-8"))["benchmarks"]["jobs"]
+    (row,) = section["rows"]
+    assert row["profile"] == "smoke"
+    assert row["same_results"] == "yes", section["notes"]
+    assert row["exit_codes"] == [0]
+    assert _positive(row["sequential_seconds"])
+    assert _positive(row["parallel_seconds"])
+    assert row["ratio"] == row["parallel_seconds"] / row["sequential_seconds"]
+    # The target is about the standard profile, which --quick leaves out.
+    assert section["targets"] == []
+
+
 def test_continuation_and_concurrency_benchmarks_report_every_row(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
     done = _run("--quick", "--only", "continuations,concurrency", "--out", str(out))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -125,4 +126,13 @@ def load_node_target(
         capabilities=resolved.capabilities,
         name=spec,
         expectations=expectations,
+        # A worker process of `check --jobs N` loads the target again (its own host).
+        recipe=functools.partial(
+            load_node_target,
+            spec,
+            settings=settings,
+            capabilities=capabilities,
+            model=model,
+            faults=tuple(faults),
+        ),
     )

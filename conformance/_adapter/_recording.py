@@ -169,8 +169,8 @@ async def _controlled(
 
     With a ledger that refuses turns (the run's turns hang), the call is not made.
     """
-    if ledger is not None and refuse and ledger.hung_check is not None:
-        ledger.turn_started()  # raises TurnRefused
+    if ledger is not None:
+        ledger.turn_attempted(refuse=refuse)  # raises TurnRefused once the turns hang
     try:
         control = await call()
     except Exception as error:

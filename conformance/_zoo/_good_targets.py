@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from harness_testkit.fake_harness import FakeHarness, HarnessProfile, get_profile, profiles
@@ -10,7 +11,7 @@ from .._capabilities import AdapterCapabilities
 from .._context import AdapterTarget
 from .._runner import Expectations
 
-__all__ = ["KNOWN_DEVIATIONS", "capabilities_of", "self_test_targets"]
+__all__ = ["KNOWN_DEVIATIONS", "capabilities_of", "self_test_target", "self_test_targets"]
 
 #: Profiles that imitate a real adapter's departure from harness-v1 on purpose, so the
 #: reference run proves the suite sees it: profile -> strict xfail ``{check_id: reason}``.
@@ -70,6 +71,21 @@ def _factory(name: str) -> Callable[[], FakeHarness]:
     return make
 
 
+def self_test_target(name: str) -> AdapterTarget:
+    """The ``self:<name>`` target (see :func:`self_test_targets`).
+
+    Raises:
+        ValueError: ``name`` is no fake-harness profile.
+    """
+    return AdapterTarget(
+        factory=_factory(name),
+        capabilities=capabilities_of(get_profile(name)),
+        name=f"self:{name}",
+        expectations=KNOWN_DEVIATIONS.get(name),
+        recipe=functools.partial(self_test_target, name),
+    )
+
+
 def self_test_targets() -> list[AdapterTarget]:
     """One target per fake-harness profile, named ``self:<profile>``.
 
@@ -77,12 +93,4 @@ def self_test_targets() -> list[AdapterTarget]:
     of the reference (``check --self``, the selftest's false-positive pass) counts them
     as known failures.
     """
-    return [
-        AdapterTarget(
-            factory=_factory(name),
-            capabilities=capabilities_of(get_profile(name)),
-            name=f"self:{name}",
-            expectations=KNOWN_DEVIATIONS.get(name),
-        )
-        for name in profiles()
-    ]
+    return [self_test_target(name) for name in profiles()]

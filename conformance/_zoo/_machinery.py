@@ -26,6 +26,7 @@ fake-harness profile), so the suite judges it like any adapter.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -61,6 +62,7 @@ __all__ = [
     "MutantAdapter",
     "MutantControl",
     "MutantSession",
+    "mutant_target",
     "replace_common_tools",
     "runtime_options",
     "wire_state",
@@ -115,8 +117,23 @@ class Mutant:
     def target(self) -> AdapterTarget:
         """The adapter target the suite runs against (named ``mutant:<name>``)."""
         return AdapterTarget(
-            factory=self.factory, capabilities=self.capabilities, name=f"mutant:{self.name}"
+            factory=self.factory,
+            capabilities=self.capabilities,
+            name=f"mutant:{self.name}",
+            recipe=functools.partial(mutant_target, self.name),
         )
+
+
+def mutant_target(name: str) -> AdapterTarget:
+    """The target of the mutant called ``name`` (how a worker process of a parallel run
+    builds it again).
+
+    Raises:
+        KeyError: naming the known mutants.
+    """
+    from ._catalog import get_mutant
+
+    return get_mutant(name).target
 
 
 # -- the wrappers --------------------------------------------------------------------------

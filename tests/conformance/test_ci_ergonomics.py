@@ -396,6 +396,20 @@ def test_workdir_and_random_temp_paths_are_normalised() -> None:
         )
 
 
+def test_minted_session_ids_and_cancel_scope_addresses_are_normalised() -> None:
+    text = (
+        "path /tmp/harness-testkit-check-42-x1/sandboxes/sessions/cECNFS1mmnL1wwCw/"
+        "fake-cECNFS1mmnL1wwCw/w.txt\n"
+        "CancelledError: Cancelled via cancel scope 7f5cc8d747c0; reason: deadline exceeded\n"
+        "kept: /tmp/harness-testkit-check-42-x1/sandboxes/sessions/named-session/w.txt"
+    )
+    assert _without_workdirs(text) == (
+        "path <workdir>/sandboxes/sessions/<session>/fake-<session>/w.txt\n"
+        "CancelledError: Cancelled via cancel scope <id>; reason: deadline exceeded\n"
+        "kept: <workdir>/sandboxes/sessions/named-session/w.txt"
+    )
+
+
 # -- compare views -----------------------------------------------------------------------
 
 

@@ -102,10 +102,10 @@ def test_a_bad_capability_file_is_a_setup_error(tmp_path: Path) -> None:
 
 @pytest.mark.requirement("DECISION-003")
 def test_an_internal_error_of_the_kit_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*args: Any, **kwargs: Any) -> Report:
+    def broken(*args: Any, **kwargs: Any) -> list[Report]:
         raise RuntimeError("a bug in the kit")
 
-    monkeypatch.setattr("harness_testkit.conformance._cli.run_suite", broken)
+    monkeypatch.setattr("harness_testkit.conformance._cli.run_suites", broken)
     result = _invoke(f"{ADAPTERS}:minimal", "--check", "adapter.surface")
     assert result.exit_code == 3, result.output
     assert "internal error of harness-testkit: RuntimeError: a bug in the kit" in result.output
