@@ -75,6 +75,11 @@ class OfficialProfile:
         return Expectations(xfail=dict(self.deviations))
 
 
+#: A prompt whose echo takes many parts (see PI's ``prompts``).
+_LONG_PROMPT = "Reply with a short greeting. " + " ".join(
+    f"Word {index} of a long prompt that the scripted model echoes back." for index in range(60)
+)
+
 PI = OfficialProfile(
     package="@ai-sdk/harness-pi",
     export="createPi",
@@ -103,6 +108,10 @@ PI = OfficialProfile(
         # Scripted turns take well under a second; a hang is found in 30 s, not 60, with
         # room left for a loaded CI machine.
         turn_timeout=30.0,
+        # The scripted model echoes the prompt. pi streams a short echo to its end before
+        # lifecycle.suspend-continue can suspend it (it then skips, and ADAPTER-028 stays
+        # unverified), so the black-box prompt is long enough to be still streaming.
+        prompts=(_LONG_PROMPT,),
         # What the gate may leave unverified, and why (docs/node-adapters.md).
         unsupported={
             "steering": "undeclared on purpose: a scripted model cannot hold its reply "
