@@ -4,8 +4,7 @@ A hang is judged once: a property example that failed by waiting out the turn ti
 not shrunk (every smaller scenario would wait it out too), the stateful approval machine
 reports its first hang unshrunk, and a run in which no turn settled at all stops starting
 turns once a check failed because one hung: the later checks that start one are
-``blocked`` by it. The assertions are on statuses and requirements, never on time (the
-time to a verdict at the default timeout is ``python -m benchmarks --only hangs``).
+``blocked`` by it. The assertions are on statuses and requirements, never on time.
 """
 
 from __future__ import annotations
