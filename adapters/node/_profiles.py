@@ -354,6 +354,18 @@ CLAUDE_CODE = OfficialProfile(
         "scripted.dynamic-parts": PI.deviations["scripted.dynamic-parts"],
         "scripted.runtime-crash": PI.deviations["scripted.runtime-crash"],
     },
+    by_version={
+        # docs/matrix.md: 1.0.6 suspends a running turn (when it catches one running;
+        # otherwise the check skips), and it predates supportsBuiltinToolFiltering.
+        "1.0.6": {
+            "lifecycle.suspend-continue": None,
+            "adapter.capability-flags": (
+                "version (FILTER-019): 1.0.6 does not declare supportsBuiltinToolFiltering "
+                "(added with 1.0.12's 7859cea, tool filtering); the kit's profile, written "
+                "for 1.0.41, declares built-in filtering"
+            ),
+        }
+    },
 )
 
 #: The ACP agent the kit runs under @ai-sdk/harness-acp: Codex through Zed's ACP server,
