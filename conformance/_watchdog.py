@@ -126,13 +126,10 @@ class TurnLedger:
         """The counts now."""
         with self._lock:
             return TurnCounts(
-                started=self.started,
-                settled=self.settled,
-                refused=self.refused,
-                attempted=self.attempted,
-                slowest=self.slowest,
-                hung_check=self.hung_check,
-                hung_message=self.hung_message,
+                **{
+                    field.name: getattr(self, field.name)
+                    for field in dataclasses.fields(TurnCounts)
+                }
             )
 
     def add(self, before: TurnCounts, after: TurnCounts) -> None:
