@@ -72,10 +72,12 @@ def test_a_stop_suspends_the_turn_at_the_pinned_finish_step(
 
 
 @pytest.mark.requirement("HOST-014", "STOP-008")
-def test_a_step_the_stop_does_not_end_at_releases_its_pin(
+def test_a_pinned_step_the_stop_does_not_end_at_lets_the_turn_finish(
     fixture_target: AdapterTarget, tmp_path: Path, anyio_backend: str
 ) -> None:
-    # Stop after two steps: the first finish-step is pinned and released (the condition
-    # does not hold there), the second is followed by the turn's finish, so the turn ends.
+    # Stop after two steps: the first finish-step is pinned and the pin released (the
+    # condition does not hold there), the second is followed by the turn's finish, so the
+    # turn ends with both steps' text and nothing left to suspend. The release itself is
+    # not observable from here: a finished turn has no suspension to return a cursor.
     text, data = _run(fixture_target, tmp_path, 2, anyio_backend)
     assert (text, data) == ("two", None)
